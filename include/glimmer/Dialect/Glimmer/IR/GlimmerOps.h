@@ -1,0 +1,31 @@
+//===- GlimmerOps.h - Glimmer operations ------------------------*- C++ -*-===//
+
+#ifndef GLIMMER_DIALECT_GLIMMER_IR_GLIMMEROPS_H
+#define GLIMMER_DIALECT_GLIMMER_IR_GLIMMEROPS_H
+
+#include "glimmer/Dialect/Glimmer/IR/GlimmerAttrs.h"
+#include "glimmer/Dialect/Glimmer/IR/GlimmerDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace glimmer {
+/// A tensor of i1 with the shape of `type` (the result type of comparisons).
+mlir::Type getI1SameShape(mlir::Type type);
+} // namespace glimmer
+
+#define GET_OP_CLASSES
+#include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h.inc"
+
+namespace glimmer {
+/// The layout recorded on `module` by glimmer-attach-spmd, or null.
+SpmdAttr getRecordedSpmd(mlir::ModuleOp module);
+/// Like getRecordedSpmd, but emits an error on `module` when none is
+/// recorded, naming `passName` as the pass that needs it.
+SpmdAttr requireRecordedSpmd(mlir::ModuleOp module, llvm::StringRef passName);
+} // namespace glimmer
+
+#endif // GLIMMER_DIALECT_GLIMMER_IR_GLIMMEROPS_H

@@ -1,0 +1,19 @@
+//===- Passes.h - Glimmer passes --------------------------------*- C++ -*-===//
+
+#ifndef GLIMMER_DIALECT_GLIMMER_TRANSFORMS_PASSES_H
+#define GLIMMER_DIALECT_GLIMMER_TRANSFORMS_PASSES_H
+
+#include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace glimmer {
+
+#define GEN_PASS_DECL
+#include "glimmer/Dialect/Glimmer/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "glimmer/Dialect/Glimmer/Transforms/Passes.h.inc"
+
+} // namespace glimmer
+
+#endif // GLIMMER_DIALECT_GLIMMER_TRANSFORMS_PASSES_H

@@ -1,0 +1,29 @@
+# -*- Python -*-
+# Lit configuration for the glimmer regression suite.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "GLIMMER"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.glimmer_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%glimmer_src_root", config.glimmer_src_root))
+config.substitutions.append(("%glimmer_obj_root", config.glimmer_obj_root))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.glimmer_tools_dir, config.llvm_tools_dir]
+tools = ["glimmer-opt"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+if config.glimmer_unittests_enabled:
+    config.available_features.add("unittests")
