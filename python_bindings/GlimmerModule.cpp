@@ -64,7 +64,11 @@ the calling thread; nested `with` blocks restore the outer layout on exit.)doc")
                  (sp ? "true" : "false") +
                  ",microbatches=" + std::to_string(microbatches) +
                  ",schedule=" + schedule + ",balancer=" + balancer;
-             return parseOrThrow(text);
+             std::string error;
+             std::optional<SpmdContext> c = SpmdContext::parse(text, &error);
+             if (!c)
+               throw py::value_error("invalid SPMD layout: " + error);
+             return *c;
            }),
            py::kw_only(), py::arg("dp_replicate") = 1, py::arg("dp_shard") = 1,
            py::arg("cp") = 1, py::arg("tp") = 1, py::arg("pp") = 1,

@@ -20,6 +20,9 @@ config.substitutions.append(("%glimmer_obj_root", config.glimmer_obj_root))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
+# `not`, `count` and `split-file` come from the LLVM tools directory.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.glimmer_tools_dir, append_path=True)
 
 tool_dirs = [config.glimmer_tools_dir, config.llvm_tools_dir]
 tools = ["glimmer-opt"]

@@ -52,8 +52,8 @@ void MeshAttr::print(AsmPrinter &printer) const {
   printer << "<[";
   llvm::interleaveComma(llvm::zip(getAxisNames(), getAxisSizes()), printer,
                         [&](auto axis) {
-                          printer << "\"" << std::get<0>(axis).getValue()
-                                  << "\"=" << std::get<1>(axis);
+                          printer.printString(std::get<0>(axis).getValue());
+                          printer << "=" << std::get<1>(axis);
                         });
   printer << "]>";
 }
@@ -138,7 +138,7 @@ Attribute ShardingAttr::parse(AsmParser &parser, Type) {
 
 static void printAxes(AsmPrinter &printer, ArrayAttr axes) {
   llvm::interleaveComma(axes, printer, [&](Attribute a) {
-    printer << "\"" << cast<StringAttr>(a).getValue() << "\"";
+    printer.printString(cast<StringAttr>(a).getValue());
   });
 }
 

@@ -532,6 +532,12 @@ verifyAttentionOperands(Operation *op, Value q, Value k, Value v, Value qPos,
                              << hkv << ")";
   if (!(scale > 0))
     return op->emitOpError() << "expects scale > 0, got " << scale;
+  if (!qPos != !kPos)
+    return op->emitOpError()
+           << "expects query and key positions together or neither";
+  if (!qDoc != !kDoc)
+    return op->emitOpError()
+           << "expects query and key documents together or neither";
   if (causal && !qPos)
     return op->emitOpError()
            << "causal attention needs query and key positions";

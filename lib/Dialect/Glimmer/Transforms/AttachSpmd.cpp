@@ -10,6 +10,12 @@ namespace glimmer {
 using namespace mlir;
 using namespace glimmer;
 
+/// A layout as a user reads it in a message.
+static std::string describe(const SpmdContext &layout) {
+  std::string text = layout.print();
+  return text.empty() ? "\"\" (unsharded)" : "\"" + text + "\"";
+}
+
 namespace {
 struct AttachSpmdPass
     : public glimmer::impl::GlimmerAttachSpmdBase<AttachSpmdPass> {
@@ -43,10 +49,9 @@ struct AttachSpmdPass
     if (SpmdAttr existing = getRecordedSpmd(module)) {
       if (existing == attr)
         return markAllAnalysesPreserved();
-      module.emitError() << "module is already compiled for SPMD layout \""
-                         << existing.getLayout().print()
-                         << "\"; refusing to record \""
-                         << context.print() << "\"";
+      module.emitError() << "module is already compiled for SPMD layout "
+                         << describe(existing.getLayout())
+                         << "; refusing to record " << describe(context);
       return signalPassFailure();
     }
     module->setAttr(GlimmerDialect::getSpmdAttrName(), attr);

@@ -21,11 +21,6 @@ def Glimmer_ReductionKind : I32EnumAttr<"ReductionKind", "reduction kind", [
     I32EnumAttrCase<"Max", 1, "max">,
     I32EnumAttrCase<"Min", 2, "min">]> {
   let cppNamespace = "::glimmer";
-  let genSpecializedAttr = 0;
-}
-def Glimmer_ReductionKindAttr
-    : EnumAttr<Glimmer_Dialect, Glimmer_ReductionKind, "reduction"> {
-  let assemblyFormat = "$value";
 }
 
 def Glimmer_CompareDirection : I32EnumAttr<"CompareDirection",
@@ -34,11 +29,6 @@ def Glimmer_CompareDirection : I32EnumAttr<"CompareDirection",
     I32EnumAttrCase<"LT", 2, "lt">, I32EnumAttrCase<"LE", 3, "le">,
     I32EnumAttrCase<"GT", 4, "gt">, I32EnumAttrCase<"GE", 5, "ge">]> {
   let cppNamespace = "::glimmer";
-  let genSpecializedAttr = 0;
-}
-def Glimmer_CompareDirectionAttr
-    : EnumAttr<Glimmer_Dialect, Glimmer_CompareDirection, "compare"> {
-  let assemblyFormat = "$value";
 }
 
 def Glimmer_Balancer : I32EnumAttr<"Balancer",
@@ -46,22 +36,12 @@ def Glimmer_Balancer : I32EnumAttr<"Balancer",
     I32EnumAttrCase<"HeadTail", 0, "head_tail">,
     I32EnumAttrCase<"Contiguous", 1, "contiguous">]> {
   let cppNamespace = "::glimmer";
-  let genSpecializedAttr = 0;
-}
-def Glimmer_BalancerAttr
-    : EnumAttr<Glimmer_Dialect, Glimmer_Balancer, "balancer"> {
-  let assemblyFormat = "$value";
 }
 
 def Glimmer_RopeStyle : I32EnumAttr<"RopeStyle", "rotary embedding layout", [
     I32EnumAttrCase<"Interleaved", 0, "interleaved">,
     I32EnumAttrCase<"Half", 1, "half">]> {
   let cppNamespace = "::glimmer";
-  let genSpecializedAttr = 0;
-}
-def Glimmer_RopeStyleAttr
-    : EnumAttr<Glimmer_Dialect, Glimmer_RopeStyle, "rope_style"> {
-  let assemblyFormat = "$value";
 }
 
 def Glimmer_GeluApproximation : I32EnumAttr<"GeluApproximation",
@@ -69,11 +49,6 @@ def Glimmer_GeluApproximation : I32EnumAttr<"GeluApproximation",
     I32EnumAttrCase<"None", 0, "none">,
     I32EnumAttrCase<"Tanh", 1, "tanh">]> {
   let cppNamespace = "::glimmer";
-  let genSpecializedAttr = 0;
-}
-def Glimmer_GeluApproximationAttr
-    : EnumAttr<Glimmer_Dialect, Glimmer_GeluApproximation, "gelu_approx"> {
-  let assemblyFormat = "$value";
 }
 
 //===----------------------------------------------------------------------===//

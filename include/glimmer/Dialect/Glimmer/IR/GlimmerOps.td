@@ -99,7 +99,7 @@ def Glimmer_GeluOp : Glimmer_Op<"gelu",
     ```
   }];
   let arguments = (ins Glimmer_FloatTensor:$input,
-      DefaultValuedAttr<Glimmer_GeluApproximationAttr,
+      DefaultValuedAttr<Glimmer_GeluApproximation,
                         "::glimmer::GeluApproximation::None">:$approximate);
   let results = (outs Glimmer_FloatTensor:$output);
   let assemblyFormat = "$input (`approximate` `=` $approximate^)? attr-dict `:` type($output)";
@@ -138,7 +138,7 @@ def Glimmer_CompareOp : Glimmer_Op<"compare",
     %m = glimmer.compare eq, %tokens, %image_id : tensor<2x8xi64>
     ```
   }];
-  let arguments = (ins Glimmer_CompareDirectionAttr:$direction,
+  let arguments = (ins Glimmer_CompareDirection:$direction,
                        Glimmer_Tensor:$lhs, Glimmer_Tensor:$rhs);
   let results = (outs Glimmer_BoolTensor:$output);
   let assemblyFormat = "$direction `,` $lhs `,` $rhs attr-dict `:` type($lhs)";
@@ -191,7 +191,7 @@ def Glimmer_ReduceOp : Glimmer_Op<"reduce", [Pure]> {
     %2 = glimmer.reduce max %0 dims = [1] keep_dims : tensor<2x8xf32> -> tensor<2x1xf32>
     ```
   }];
-  let arguments = (ins Glimmer_ReductionKindAttr:$kind,
+  let arguments = (ins Glimmer_ReductionKind:$kind,
                        Glimmer_NumericTensor:$input,
                        DenseI64ArrayAttr:$dims, UnitAttr:$keep_dims);
   let results = (outs Glimmer_NumericTensor:$output);
@@ -491,7 +491,7 @@ def Glimmer_RopeOp : Glimmer_Op<"rope", [Pure, AllTypesMatch<["input", "output"]
     ```
   }];
   let arguments = (ins Glimmer_FloatTensor:$input, Glimmer_IndexTensor:$positions,
-                       F64Attr:$theta, Glimmer_RopeStyleAttr:$style,
+                       F64Attr:$theta, Glimmer_RopeStyle:$style,
                        UnitAttr:$inverse);
   let results = (outs Glimmer_FloatTensor:$output);
   let assemblyFormat = "$input `,` $positions `theta` `=` $theta `style` `=` $style (`inverse` $inverse^)? attr-dict `:` type($input) `,` type($positions)";
@@ -800,7 +800,7 @@ def Glimmer_VisionGatherGradOp : Glimmer_Op<"vision_gather_grad",
 class Glimmer_CpPermuteBase<string mnemonic> : Glimmer_Op<mnemonic,
     [Pure, SameOperandsAndResultType]> {
   let arguments = (ins Glimmer_Tensor:$input, I64Attr:$dim, I64Attr:$cp,
-                       Glimmer_BalancerAttr:$balancer);
+                       Glimmer_Balancer:$balancer);
   let results = (outs Glimmer_Tensor:$output);
   let assemblyFormat = "$input `dim` `=` $dim `cp` `=` $cp `balancer` `=` $balancer attr-dict `:` type($output)";
   let hasVerifier = 1;
@@ -865,7 +865,7 @@ def Glimmer_ReduceScatterOp : Glimmer_CollectiveOp<"reduce_scatter"> {
         : tensor<2x2x8x16xf32> -> tensor<2x2x4x16xf32>
     ```
   }];
-  let arguments = (ins Glimmer_ReductionKindAttr:$kind, Glimmer_NumericTensor:$input,
+  let arguments = (ins Glimmer_ReductionKind:$kind, Glimmer_NumericTensor:$input,
                        FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes, I64Attr:$dim);
   let results = (outs Glimmer_NumericTensor:$output);
   let assemblyFormat = "$kind $input `on` $mesh $axes `dim` `=` $dim attr-dict `:` type($input) `->` type($output)";
@@ -878,7 +878,7 @@ def Glimmer_AllReduceOp : Glimmer_CollectiveOp<"all_reduce", [SameOperandsAndRes
     %n = glimmer.all_reduce sum %count on @mesh ["dp_shard", "cp"] : tensor<i64>
     ```
   }];
-  let arguments = (ins Glimmer_ReductionKindAttr:$kind, Glimmer_NumericTensor:$input,
+  let arguments = (ins Glimmer_ReductionKind:$kind, Glimmer_NumericTensor:$input,
                        FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes);
   let results = (outs Glimmer_NumericTensor:$output);
   let assemblyFormat = "$kind $input `on` $mesh $axes attr-dict `:` type($output)";

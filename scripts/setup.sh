@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs what Glimmer needs on a fresh Debian 12 machine, then configures
+# and builds incrementally into build/. Sourced by demo.sh and test.sh; safe
+# to re-run (each step is skipped when already done).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${GLIMMER_BUILD_DIR:-$ROOT/build}"
+VENV="${GLIMMER_VENV:-$ROOT/.venv}"
+
+log() { printf '\033[1m[glimmer]\033[0m %s\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# Debian packages (LLVM/MLIR 22 live in bookworm-security).
+APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+              ninja-build cmake g++ pybind11-dev libgtest-dev python3-venv)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing Debian packages: ${missing[*]}"
+  as_root apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+    --no-install-recommends "${missing[@]}"
+fi
+
+# Python packages, pinned, in a project virtualenv.
+if [ ! -x "$VENV/bin/python" ]; then
+  log "creating virtualenv $VENV"
+  python3 -m venv "$VENV"
+fi
+REQ="$ROOT/requirements.txt"
+STAMP="$VENV/.requirements.sha256"
+if [ ! -f "$STAMP" ] || ! sha256sum --status -c "$STAMP" 2>/dev/null; then
+  log "installing Python packages from requirements.txt"
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+  "$VENV/bin/python" -m pip install -q -r "$REQ"
+  sha256sum "$REQ" > "$STAMP"
+fi
+
+# Configure once, then build incrementally.
+if [ ! -f "$BUILD/build.ninja" ]; then
+  log "configuring $BUILD"
+  cmake -G Ninja -S "$ROOT" -B "$BUILD" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
+    -DPython3_EXECUTABLE="$VENV/bin/python" >&2
+fi
+log "building (ninja -C $BUILD)"
+ninja -C "$BUILD" >&2

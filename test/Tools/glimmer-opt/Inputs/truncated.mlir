@@ -1,0 +1,2 @@
+module {
+  func.func @f(%a: tensor<2x
