@@ -223,7 +223,8 @@ ShardingAttr::verifyFor(function_ref<InFlightDiagnostic()> emitError,
         return failure();
       product *= *size;
     }
-    if (type.getDimSize(d) % product != 0)
+    // A dynamic size is only known at run time; it cannot be checked here.
+    if (!type.isDynamicDim(d) && type.getDimSize(d) % product != 0)
       return emitError() << "dimension " << d << " of size "
                          << type.getDimSize(d)
                          << " is not divisible by the product of its mesh axes ("

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace glimmer;
@@ -35,32 +36,72 @@ LogicalResult GlimmerDialect::verifyOperationAttribute(Operation *op,
                          << attr.getName().getValue() << "' on an operation";
 }
 
+/// Checks a `glimmer.sharding` on function argument or result `index` of
+/// type `type`; `what` is "argument" or "result".
+static LogicalResult verifyValueSharding(Operation *op, StringRef what,
+                                         unsigned index, Type type,
+                                         NamedAttribute attr) {
+  auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
+  if (!sharding)
+    return op->emitError() << "'" << GlimmerDialect::getShardingAttrName()
+                           << "' must be a #glimmer.sharding attribute";
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return op->emitError() << what << " #" << index
+                           << " has a sharding but is not a ranked tensor";
+  auto meshOp =
+      SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, sharding.getMesh());
+  if (!meshOp)
+    return op->emitError() << "sharding of " << what << " #" << index
+                           << " refers to unknown mesh " << sharding.getMesh();
+  return sharding.verifyFor(
+      [&]() { return op->emitError() << what << " #" << index << ": "; },
+      tensor, meshOp.getMesh());
+}
+
+/// Argument attributes a glimmer program may carry besides a sharding: the
+/// importer's names for forward inputs, parameters and buffers.
+static bool isNameAttr(StringRef name) {
+  return name == "glimmer.input" || name == "glimmer.param" ||
+         name == "glimmer.buffer";
+}
+
 LogicalResult GlimmerDialect::verifyRegionArgAttribute(Operation *op,
                                                        unsigned regionIndex,
                                                        unsigned argIndex,
                                                        NamedAttribute attr) {
+  if (isNameAttr(attr.getName().getValue())) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "'" << attr.getName().getValue()
+                             << "' must be a string";
+    return success();
+  }
   if (attr.getName() != getShardingAttrName())
     return op->emitError() << "unknown glimmer argument attribute '"
                            << attr.getName().getValue() << "'";
-  auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
-  if (!sharding)
+  // Types come from the function type: a declaration has no body to read
+  // block arguments from.
+  Type type;
+  if (auto fn = dyn_cast<FunctionOpInterface>(op))
+    type = fn.getArgumentTypes()[argIndex];
+  else
+    type = op->getRegion(regionIndex).getArgument(argIndex).getType();
+  return verifyValueSharding(op, "argument", argIndex, type, attr);
+}
+
+LogicalResult GlimmerDialect::verifyRegionResultAttribute(Operation *op,
+                                                          unsigned regionIndex,
+                                                          unsigned resultIndex,
+                                                          NamedAttribute attr) {
+  if (attr.getName() != getShardingAttrName())
+    return op->emitError() << "unknown glimmer result attribute '"
+                           << attr.getName().getValue() << "'";
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  if (!fn)
     return op->emitError() << "'" << getShardingAttrName()
-                           << "' must be a #glimmer.sharding attribute";
-  Value arg = op->getRegion(regionIndex).getArgument(argIndex);
-  auto type = dyn_cast<RankedTensorType>(arg.getType());
-  if (!type)
-    return op->emitError() << "argument #" << argIndex
-                           << " has a sharding but is not a ranked tensor";
-  auto meshOp = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
-      op, sharding.getMesh());
-  if (!meshOp)
-    return op->emitError() << "sharding of argument #" << argIndex
-                           << " refers to unknown mesh " << sharding.getMesh();
-  return sharding.verifyFor(
-      [&]() {
-        return op->emitError() << "argument #" << argIndex << ": ";
-      },
-      type, meshOp.getMesh());
+                           << "' on a result needs a function";
+  return verifyValueSharding(op, "result", resultIndex,
+                             fn.getResultTypes()[resultIndex], attr);
 }
 
 SpmdAttr glimmer::getRecordedSpmd(ModuleOp module) {

@@ -39,6 +39,7 @@ def Glimmer_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Name of the module attribute that records the SPMD layout.
     static constexpr ::llvm::StringLiteral getSpmdAttrName() {

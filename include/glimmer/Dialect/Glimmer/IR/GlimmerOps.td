@@ -86,6 +86,8 @@ def Glimmer_ErfOp : Glimmer_UnaryOp<"erf", "erf(x)">;
 def Glimmer_SigmoidOp : Glimmer_UnaryOp<"sigmoid", "1/(1+exp(-x))">;
 def Glimmer_SiluOp : Glimmer_UnaryOp<"silu", "x*sigmoid(x)">;
 def Glimmer_ReluOp : Glimmer_UnaryOp<"relu", "max(x, 0)">;
+def Glimmer_SinOp : Glimmer_UnaryOp<"sin", "sin(x)">;
+def Glimmer_CosOp : Glimmer_UnaryOp<"cos", "cos(x)">;
 
 def Glimmer_GeluOp : Glimmer_Op<"gelu",
     [Pure, Elementwise, SameOperandsAndResultType]> {
