@@ -1,0 +1,1289 @@
+//===- Converters.cpp - ATen/prim operator converters ---------------------===//
+//
+// One entry per TorchScript node kind. A converter reads its operands from
+// the environment, computes the result shape, emits glimmer ops (or
+// evaluates host values) and binds its outputs. Unsupported argument
+// combinations fail with a message naming what is unsupported.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+#include <torch/csrc/jit/ir/constants.h>
+
+#include <cmath>
+#include <limits>
+
+using namespace glimmer;
+using namespace glimmer::detail;
+
+namespace {
+
+/// Converts a constant IValue to an Imp; tensors are materialized by the
+/// caller (they need the builder).
+bool ivalueToImp(const c10::IValue &v, Imp &out) {
+  if (v.isNone()) {
+    out.kind = Imp::None;
+    return true;
+  }
+  if (v.isBool()) {
+    out = Imp::ofBool(v.toBool());
+    return true;
+  }
+  if (v.isInt()) {
+    out = Imp::ofInt(v.toInt());
+    return true;
+  }
+  if (v.isDouble()) {
+    out = Imp::ofFloat(v.toDouble());
+    return true;
+  }
+  if (v.isString()) {
+    out.kind = Imp::Str;
+    out.s = v.toStringRef();
+    return true;
+  }
+  if (v.isDevice()) {
+    out.kind = Imp::Device;
+    return true;
+  }
+  if (v.isIntList()) {
+    std::vector<Imp> l;
+    for (int64_t x : v.toIntVector())
+      l.push_back(Imp::ofInt(x));
+    out = Imp::ofList(std::move(l));
+    return true;
+  }
+  if (v.isDoubleList()) {
+    std::vector<Imp> l;
+    for (double x : v.toDoubleVector())
+      l.push_back(Imp::ofFloat(x));
+    out = Imp::ofList(std::move(l));
+    return true;
+  }
+  if (v.isBoolList()) {
+    std::vector<Imp> l;
+    for (bool x : v.toBoolList())
+      l.push_back(Imp::ofBool(x));
+    out = Imp::ofList(std::move(l));
+    return true;
+  }
+  return false;
+}
+
+int64_t numElements(llvm::ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+} // namespace
+
+void Importer::registerConverters() {
+  auto &C = converters;
+
+  //===--------------------------------------------------------------------===//
+  // Host values: constants, lists, tuples, attributes, scalar math
+  //===--------------------------------------------------------------------===//
+
+  C["prim::Constant"] = [this](jit::Node *n) {
+    if (n->outputs().empty())
+      return;
+    std::optional<c10::IValue> v = jit::toIValue(n->output());
+    if (!v)
+      fail("constant of an unsupported kind");
+    if (v->isTensor()) {
+      Imp t = Imp::ofTensor(constantFromTensor(v->toTensor()));
+      t.value = v->toTensor();
+      setOut(n, 0, t);
+      return;
+    }
+    Imp out;
+    if (!ivalueToImp(*v, out))
+      fail("constant of unsupported kind " + v->tagKind());
+    setOut(n, 0, out);
+  };
+
+  C["prim::GetAttr"] = [this](jit::Node *n) {
+    Imp &owner = in(n, 0);
+    if (owner.kind != Imp::Module)
+      fail("attribute read on a value that is not a module");
+    std::string name = n->s(c10::attr::name);
+    std::string path = owner.s.empty() ? name : owner.s + "." + name;
+    auto it = stateArgs.find(path);
+    if (it != stateArgs.end()) {
+      setTensor(n, it->second);
+      return;
+    }
+    // Walk the module tree to see what the attribute is.
+    c10::IValue value = module._ivalue();
+    std::stringstream parts(path);
+    std::string part;
+    while (std::getline(parts, part, '.'))
+      value = value.toObject()->getAttr(part);
+    if (value.isModule() || value.isObject()) {
+      Imp m;
+      m.kind = Imp::Module;
+      m.s = path;
+      setOut(n, 0, m);
+      return;
+    }
+    if (value.isTensor())
+      fail("module attribute '" + path +
+           "' is a tensor that is neither a parameter nor a buffer");
+    Imp out;
+    if (!ivalueToImp(value, out))
+      fail("module attribute '" + path + "' has an unsupported kind");
+    setOut(n, 0, out);
+  };
+
+  C["prim::ListConstruct"] = [this](jit::Node *n) {
+    std::vector<Imp> l;
+    for (size_t i = 0; i < n->inputs().size(); ++i)
+      l.push_back(in(n, i));
+    setOut(n, 0, Imp::ofList(std::move(l)));
+  };
+  C["prim::TupleConstruct"] = C["prim::ListConstruct"];
+  auto unpack = [this](jit::Node *n) {
+    Imp &l = in(n, 0);
+    if (l.kind != Imp::List || l.list.size() != n->outputs().size())
+      fail("cannot unpack " + std::to_string(n->outputs().size()) +
+           " values from this operand");
+    for (size_t i = 0; i < n->outputs().size(); ++i)
+      setOut(n, i, l.list[i]);
+  };
+  C["prim::ListUnpack"] = unpack;
+  C["prim::TupleUnpack"] = unpack;
+  C["prim::TupleIndex"] = [this](jit::Node *n) {
+    Imp &l = in(n, 0);
+    int64_t i = in(n, 1).asInt();
+    if (l.kind != Imp::List || i < 0 || i >= int64_t(l.list.size()))
+      fail("tuple index out of range");
+    setOut(n, 0, l.list[i]);
+  };
+  C["aten::__getitem__"] = [this](jit::Node *n) {
+    Imp &l = in(n, 0);
+    int64_t i = in(n, 1).asInt();
+    if (l.kind != Imp::List)
+      fail("indexing a value that is not a list");
+    if (i < 0)
+      i += l.list.size();
+    if (i < 0 || i >= int64_t(l.list.size()))
+      fail("list index out of range");
+    setOut(n, 0, l.list[i]);
+  };
+  C["aten::len"] = [this](jit::Node *n) {
+    Imp &l = in(n, 0);
+    if (l.kind == Imp::List)
+      setOut(n, 0, Imp::ofInt(l.list.size()));
+    else if (l.kind == Imp::Tensor && !shapeOf(l.tensor).empty())
+      setOut(n, 0, Imp::ofInt(shapeOf(l.tensor)[0]));
+    else
+      fail("len() of an unsupported value");
+  };
+
+  C["aten::size"] = [this](jit::Node *n) {
+    MValue t = tensorIn(n, 0);
+    auto shape = shapeOf(t);
+    if (n->inputs().size() == 1) {
+      std::vector<Imp> l;
+      for (int64_t d : shape)
+        l.push_back(Imp::ofInt(d));
+      setOut(n, 0, Imp::ofList(std::move(l)));
+      return;
+    }
+    setOut(n, 0, Imp::ofInt(shape[normDim(in(n, 1).asInt(), shape.size())]));
+  };
+  C["aten::dim"] = [this](jit::Node *n) {
+    setOut(n, 0, Imp::ofInt(shapeOf(tensorIn(n, 0)).size()));
+  };
+  C["aten::numel"] = [this](jit::Node *n) {
+    setOut(n, 0, Imp::ofInt(numElements(shapeOf(tensorIn(n, 0)))));
+  };
+  C["prim::device"] = [this](jit::Node *n) {
+    Imp d;
+    d.kind = Imp::Device;
+    setOut(n, 0, d);
+  };
+  C["prim::dtype"] = [this](jit::Node *n) {
+    setOut(n, 0,
+           Imp::ofInt(int64_t(scalarTypeFor(elemOf(tensorIn(n, 0))))));
+  };
+  // Scalars that TorchScript boxes into zero-dim tensors stay host numbers
+  // until a tensor op needs them.
+  C["prim::NumToTensor"] = [this](jit::Node *n) { setOut(n, 0, in(n, 0)); };
+  auto toNumber = [this](jit::Node *n, bool integral) {
+    Imp &v = in(n, 0);
+    if (!v.isNumber())
+      fail("converting a tensor computed at run time to a Python number is "
+           "not supported (the value must be known at compile time)");
+    setOut(n, 0, integral ? Imp::ofInt(v.asInt()) : Imp::ofFloat(v.asDouble()));
+  };
+  C["aten::Int"] = [toNumber](jit::Node *n) { toNumber(n, true); };
+  C["aten::Float"] = [toNumber](jit::Node *n) { toNumber(n, false); };
+  C["aten::ScalarImplicit"] = [this](jit::Node *n) { setOut(n, 0, in(n, 0)); };
+  C["aten::item"] = [toNumber](jit::Node *n) { toNumber(n, false); };
+
+  //===--------------------------------------------------------------------===//
+  // Elementwise arithmetic (tensor or host numbers)
+  //===--------------------------------------------------------------------===//
+
+  // Host evaluation when no operand is a tensor.
+  auto hostArith = [this](jit::Node *n, char op) -> bool {
+    Imp &x = in(n, 0), &y = in(n, 1);
+    if (!x.isNumber() || !y.isNumber())
+      return false;
+    bool isFloat = x.kind == Imp::Float || y.kind == Imp::Float || op == '/';
+    double a = x.asDouble(), c = y.asDouble();
+    double r = op == '+' ? a + c : op == '-' ? a - c : op == '*' ? a * c
+             : op == '/' ? a / c : std::floor(a / c);
+    setOut(n, 0, isFloat && op != 'f' ? Imp::ofFloat(r)
+                                      : Imp::ofInt(int64_t(r)));
+    return true;
+  };
+  auto alphaScaled = [this](jit::Node *n) -> Imp {
+    Imp y = in(n, 1);
+    if (n->inputs().size() > 2 && in(n, 2).isNumber() &&
+        in(n, 2).asDouble() != 1.0) {
+      Imp alpha = in(n, 2);
+      if (y.kind == Imp::Tensor)
+        y = Imp::ofTensor(binary<MulOp>(y, alpha));
+      else
+        y = Imp::ofFloat(y.asDouble() * alpha.asDouble());
+    }
+    return y;
+  };
+  C["aten::add"] = [this, hostArith, alphaScaled](jit::Node *n) {
+    if (hostArith(n, '+'))
+      return;
+    setTensor(n, binary<AddOp>(in(n, 0), alphaScaled(n)));
+  };
+  C["aten::add_"] = C["aten::add"];
+  C["aten::sub"] = [this, hostArith, alphaScaled](jit::Node *n) {
+    if (hostArith(n, '-'))
+      return;
+    setTensor(n, binary<SubOp>(in(n, 0), alphaScaled(n)));
+  };
+  C["aten::rsub"] = [this, alphaScaled](jit::Node *n) {
+    setTensor(n, binary<SubOp>(alphaScaled(n), in(n, 0)));
+  };
+  C["aten::mul"] = [this, hostArith](jit::Node *n) {
+    if (hostArith(n, '*'))
+      return;
+    setTensor(n, binary<MulOp>(in(n, 0), in(n, 1)));
+  };
+  C["aten::mul_"] = C["aten::mul"];
+  C["aten::div"] = [this, hostArith](jit::Node *n) {
+    if (n->inputs().size() > 2 && in(n, 2).kind != Imp::None)
+      fail("division with a rounding mode is not supported");
+    if (hostArith(n, '/'))
+      return;
+    Type elem = promote(in(n, 0), in(n, 1));
+    if (!mlir::isa<mlir::FloatType>(elem))
+      elem = f32(); // true division of integers
+    setTensor(n, binary<DivOp>(in(n, 0), in(n, 1), elem));
+  };
+  C["aten::floordiv"] = [this, hostArith](jit::Node *n) {
+    if (!hostArith(n, 'f'))
+      fail("floor division of tensors is not supported");
+  };
+  C["aten::reciprocal"] = [this](jit::Node *n) {
+    Imp &x = in(n, 0);
+    Type elem = x.kind == Imp::Tensor && mlir::isa<mlir::FloatType>(elemOf(x.tensor))
+                    ? elemOf(x.tensor)
+                    : f32();
+    setTensor(n, binary<DivOp>(Imp::ofFloat(1.0), x, elem));
+  };
+  C["aten::floor_divide"] = [this, hostArith](jit::Node *n) {
+    if (!hostArith(n, 'f'))
+      fail("floor division of tensors is not supported");
+  };
+  C["aten::neg"] = [this](jit::Node *n) {
+    Imp &x = in(n, 0);
+    if (x.isNumber()) {
+      setOut(n, 0, x.kind == Imp::Float ? Imp::ofFloat(-x.f)
+                                        : Imp::ofInt(-x.asInt()));
+      return;
+    }
+    MValue t = x.tensor;
+    if (mlir::isa<mlir::FloatType>(elemOf(t)))
+      setTensor(n, NegOp::create(b, loc, t));
+    else
+      setTensor(n, binary<SubOp>(Imp::ofInt(0), x));
+  };
+  C["aten::pow"] = [this](jit::Node *n) {
+    Imp &x = in(n, 0), &y = in(n, 1);
+    if (x.isNumber() && y.isNumber()) {
+      setOut(n, 0, Imp::ofFloat(std::pow(x.asDouble(), y.asDouble())));
+      return;
+    }
+    if (x.kind == Imp::Tensor && y.isNumber() && y.asDouble() == 2.0) {
+      setTensor(n, binary<MulOp>(x, x));
+      return;
+    }
+    if (x.kind == Imp::Tensor && y.isNumber() && y.asDouble() == 1.0) {
+      setTensor(n, x.tensor);
+      return;
+    }
+    Type elem = promote(x, y);
+    if (!mlir::isa<mlir::FloatType>(elem))
+      elem = f32();
+    setTensor(n, binary<PowOp>(x, y, elem));
+  };
+  C["aten::maximum"] = [this](jit::Node *n) {
+    setTensor(n, binary<MaxOp>(in(n, 0), in(n, 1)));
+  };
+  C["aten::minimum"] = [this](jit::Node *n) {
+    setTensor(n, binary<MinOp>(in(n, 0), in(n, 1)));
+  };
+  auto clampMinMax = [this](jit::Node *n, Imp *lo, Imp *hi) {
+    Imp x = in(n, 0);
+    if (lo && lo->kind != Imp::None)
+      x = Imp::ofTensor(binary<MaxOp>(x, *lo, elemOf(x.tensor)));
+    if (hi && hi->kind != Imp::None)
+      x = Imp::ofTensor(binary<MinOp>(x, *hi, elemOf(x.tensor)));
+    setTensor(n, x.tensor);
+  };
+  C["aten::clamp"] = [this, clampMinMax](jit::Node *n) {
+    clampMinMax(n, &in(n, 1), n->inputs().size() > 2 ? &in(n, 2) : nullptr);
+  };
+  C["aten::clamp_min"] = [this, clampMinMax](jit::Node *n) {
+    clampMinMax(n, &in(n, 1), nullptr);
+  };
+  C["aten::clamp_max"] = [this, clampMinMax](jit::Node *n) {
+    clampMinMax(n, nullptr, &in(n, 1));
+  };
+
+  // Float unary ops; integer inputs are promoted to f32 as PyTorch does.
+  auto unary = [this](auto tag) {
+    using OpT = decltype(tag);
+    return [this](jit::Node *n) {
+      MValue x = tensorIn(n, 0);
+      if (!mlir::isa<mlir::FloatType>(elemOf(x)))
+        x = convert(x, f32());
+      setTensor(n, OpT::create(b, loc, x));
+    };
+  };
+  C["aten::exp"] = unary(ExpOp());
+  C["aten::log"] = unary(LogOp());
+  C["aten::sqrt"] = unary(SqrtOp());
+  C["aten::rsqrt"] = unary(RsqrtOp());
+  C["aten::tanh"] = unary(TanhOp());
+  C["aten::erf"] = unary(ErfOp());
+  C["aten::sigmoid"] = unary(SigmoidOp());
+  C["aten::silu"] = unary(SiluOp());
+  C["aten::relu"] = unary(ReluOp());
+  C["aten::sin"] = unary(SinOp());
+  C["aten::cos"] = unary(CosOp());
+  C["aten::gelu"] = [this](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    auto approx = GeluApproximation::None;
+    if (Imp *a = namedInput(n, "approximate")) {
+      if (a->kind == Imp::Str && a->s == "tanh")
+        approx = GeluApproximation::Tanh;
+      else if (a->kind == Imp::Str && a->s != "none")
+        fail("unknown GELU approximation '" + a->s + "'");
+    }
+    setTensor(n, GeluOp::create(b, loc, x, approx));
+  };
+
+  // Comparisons.
+  auto cmp = [this](CompareDirection dir) {
+    return [this, dir](jit::Node *n) {
+      Imp &x = in(n, 0), &y = in(n, 1);
+      if (x.isNumber() && y.isNumber()) {
+        double a = x.asDouble(), c = y.asDouble();
+        bool r = dir == CompareDirection::EQ ? a == c
+                 : dir == CompareDirection::NE ? a != c
+                 : dir == CompareDirection::LT ? a < c
+                 : dir == CompareDirection::LE ? a <= c
+                 : dir == CompareDirection::GT ? a > c
+                                               : a >= c;
+        setOut(n, 0, Imp::ofBool(r));
+        return;
+      }
+      setTensor(n, compare(dir, x, y));
+    };
+  };
+  C["aten::eq"] = cmp(CompareDirection::EQ);
+  C["aten::ne"] = cmp(CompareDirection::NE);
+  C["aten::lt"] = cmp(CompareDirection::LT);
+  C["aten::le"] = cmp(CompareDirection::LE);
+  C["aten::gt"] = cmp(CompareDirection::GT);
+  C["aten::ge"] = cmp(CompareDirection::GE);
+  auto asMask = [this](const Imp &v) {
+    if (v.kind != Imp::Tensor)
+      fail("expected a boolean tensor");
+    MValue t = v.tensor;
+    if (elemOf(t).isInteger(1))
+      return t;
+    return compare(CompareDirection::NE, v, Imp::ofInt(0));
+  };
+  C["aten::logical_not"] = [this, asMask](jit::Node *n) {
+    MValue m = asMask(in(n, 0));
+    setTensor(n, compare(CompareDirection::EQ, Imp::ofTensor(m),
+                         Imp::ofBool(false)));
+  };
+  C["aten::bitwise_not"] = [this, asMask](jit::Node *n) {
+    if (!elemOf(tensorIn(n, 0)).isInteger(1))
+      fail("bitwise_not of non-boolean tensors is not supported");
+    MValue m = asMask(in(n, 0));
+    setTensor(n, compare(CompareDirection::EQ, Imp::ofTensor(m),
+                         Imp::ofBool(false)));
+  };
+  C["aten::logical_and"] = [this, asMask](jit::Node *n) {
+    MValue x = asMask(in(n, 0)), y = asMask(in(n, 1));
+    setTensor(n, select(x, Imp::ofTensor(y), Imp::ofBool(false)));
+  };
+  C["aten::__and__"] = C["aten::logical_and"];
+  C["aten::bitwise_and"] = C["aten::logical_and"];
+  C["aten::logical_or"] = [this, asMask](jit::Node *n) {
+    MValue x = asMask(in(n, 0)), y = asMask(in(n, 1));
+    setTensor(n, select(x, Imp::ofBool(true), Imp::ofTensor(y)));
+  };
+  C["aten::__or__"] = C["aten::logical_or"];
+  C["aten::bitwise_or"] = C["aten::logical_or"];
+
+  C["aten::where"] = [this, asMask](jit::Node *n) {
+    if (n->inputs().size() != 3)
+      fail("where(condition) without values is not supported");
+    MValue c = asMask(in(n, 0));
+    setTensor(n, select(c, in(n, 1), in(n, 2)));
+  };
+  C["aten::masked_fill"] = [this, asMask](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    MValue m = asMask(in(n, 1));
+    Imp fill = in(n, 2);
+    MValue filled =
+        select(m, Imp::ofTensor(materialize(fill, elemOf(x), {})),
+               Imp::ofTensor(x));
+    setTensor(n, convert(filled, elemOf(x)));
+  };
+  C["aten::masked_fill_"] = C["aten::masked_fill"];
+
+  // Casts.
+  auto castTo = [this](jit::Node *n, Type elem) {
+    Imp &x = in(n, 0);
+    if (x.isNumber()) {
+      setOut(n, 0, mlir::isa<mlir::FloatType>(elem)
+                       ? Imp::ofFloat(x.asDouble())
+                       : Imp::ofInt(x.asInt()));
+      return;
+    }
+    setTensor(n, convert(x.tensor, elem));
+  };
+  C["aten::to"] = [this, castTo](jit::Node *n) {
+    // to(Tensor other) / to(dtype) / to(device, dtype) / to(dtype, layout...)
+    Imp &arg1 = in(n, 1);
+    if (arg1.kind == Imp::Tensor) {
+      castTo(n, elemOf(arg1.tensor));
+      return;
+    }
+    Imp *dtype = namedInput(n, "dtype");
+    if (!dtype || dtype->kind == Imp::None) {
+      setOut(n, 0, in(n, 0)); // device-only move
+      return;
+    }
+    castTo(n, elementTypeFor(c10::ScalarType(dtype->asInt())));
+  };
+  C["aten::type_as"] = [this, castTo](jit::Node *n) {
+    castTo(n, elemOf(tensorIn(n, 1)));
+  };
+  C["aten::float"] = [this, castTo](jit::Node *n) { castTo(n, f32()); };
+  C["aten::double"] = [this, castTo](jit::Node *n) {
+    castTo(n, b.getF64Type());
+  };
+  C["aten::long"] = [this, castTo](jit::Node *n) { castTo(n, i64()); };
+  C["aten::bool"] = [this, castTo](jit::Node *n) { castTo(n, i1()); };
+  auto identity = [this](jit::Node *n) { setOut(n, 0, in(n, 0)); };
+  C["aten::contiguous"] = identity;
+  C["aten::clone"] = identity;
+  C["aten::detach"] = identity;
+  C["aten::alias"] = identity;
+  C["aten::lift_fresh"] = identity;
+  C["aten::dropout"] = [this](jit::Node *n) {
+    double p = in(n, 1).asDouble();
+    bool train = in(n, 2).asInt() != 0;
+    if (train && p > 0)
+      fail("dropout with p = " + std::to_string(p) +
+           " in training mode is not supported (training parity needs a "
+           "deterministic program; set dropout to 0)");
+    setOut(n, 0, in(n, 0));
+  };
+  C["aten::feature_dropout"] = C["aten::dropout"];
+
+  //===--------------------------------------------------------------------===//
+  // Shapes
+  //===--------------------------------------------------------------------===//
+
+  auto viewTo = [this](jit::Node *n, std::vector<int64_t> shape) {
+    MValue x = tensorIn(n, 0);
+    int64_t total = numElements(shapeOf(x)), known = 1, infer = -1;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (shape[i] == -1) {
+        if (infer >= 0)
+          fail("view with more than one -1");
+        infer = i;
+      } else {
+        known *= shape[i];
+      }
+    }
+    if (infer >= 0)
+      shape[infer] = known ? total / known : 0;
+    if (numElements(shape) != total)
+      fail("cannot view a tensor of shape " + shapeString(shapeOf(x)) +
+           " as " + shapeString(shape));
+    setTensor(n, reshape(x, shape));
+  };
+  C["aten::view"] = [this, viewTo](jit::Node *n) {
+    viewTo(n, intList(in(n, 1)));
+  };
+  C["aten::reshape"] = C["aten::view"];
+  C["aten::_reshape_alias"] = C["aten::view"];
+  C["aten::view_as"] = [this, viewTo](jit::Node *n) {
+    auto s = shapeOf(tensorIn(n, 1));
+    viewTo(n, std::vector<int64_t>(s.begin(), s.end()));
+  };
+  C["aten::reshape_as"] = C["aten::view_as"];
+  C["aten::flatten"] = [this](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    auto s = shapeOf(x);
+    int64_t rank = s.size();
+    if (rank == 0) {
+      setTensor(n, reshape(x, {1}));
+      return;
+    }
+    int64_t start = normDim(in(n, 1).asInt(), rank),
+            end = normDim(in(n, 2).asInt(), rank);
+    std::vector<int64_t> out(s.begin(), s.begin() + start);
+    int64_t prod = 1;
+    for (int64_t d = start; d <= end; ++d)
+      prod *= s[d];
+    out.push_back(prod);
+    out.insert(out.end(), s.begin() + end + 1, s.end());
+    setTensor(n, reshape(x, out));
+  };
+  C["aten::unflatten"] = [this](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    auto s = shapeOf(x);
+    int64_t d = normDim(in(n, 1).asInt(), s.size());
+    std::vector<int64_t> sizes = intList(in(n, 2));
+    int64_t known = 1, infer = -1;
+    for (size_t i = 0; i < sizes.size(); ++i)
+      if (sizes[i] == -1)
+        infer = i;
+      else
+        known *= sizes[i];
+    if (infer >= 0)
+      sizes[infer] = s[d] / known;
+    std::vector<int64_t> out(s.begin(), s.begin() + d);
+    out.insert(out.end(), sizes.begin(), sizes.end());
+    out.insert(out.end(), s.begin() + d + 1, s.end());
+    setTensor(n, reshape(x, out));
+  };
+  C["aten::unsqueeze"] = [this](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    auto s = shapeOf(x);
+    int64_t d = normDim(in(n, 1).asInt(), s.size() + 1);
+    std::vector<int64_t> out(s.begin(), s.end());
+    out.insert(out.begin() + d, 1);
+    setTensor(n, reshape(x, out));
+  };
+  C["aten::squeeze"] = [this](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    auto s = shapeOf(x);
+    std::vector<int64_t> dims;
+    if (n->inputs().size() > 1)
+      for (int64_t d : intList(in(n, 1)))
+        dims.push_back(normDim(d, s.size()));
+    std::vector<int64_t> out;
+    for (int64_t d = 0; d < int64_t(s.size()); ++d) {
+      bool squeeze = s[d] == 1 && (dims.empty() || std::count(dims.begin(),
+                                                              dims.end(), d));
+      if (!squeeze)
+        out.push_back(s[d]);
+    }
+    setTensor(n, reshape(x, out));
+  };
+  C["aten::transpose"] = [this](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    int64_t rank = shapeOf(x).size();
+    if (rank < 2) {
+      setTensor(n, x);
+      return;
+    }
+    int64_t a = normDim(in(n, 1).asInt(), rank),
+            c = normDim(in(n, 2).asInt(), rank);
+    std::vector<int64_t> perm(rank);
+    for (int64_t i = 0; i < rank; ++i)
+      perm[i] = i;
+    std::swap(perm[a], perm[c]);
+    setTensor(n, transpose(x, perm));
+  };
+  C["aten::t"] = [this](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    if (shapeOf(x).size() < 2)
+      setTensor(n, x);
+    else
+      setTensor(n, transpose(x, {1, 0}));
+  };
+  C["aten::permute"] = [this](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    std::vector<int64_t> perm = intList(in(n, 1));
+    for (int64_t &p : perm)
+      p = normDim(p, shapeOf(x).size());
+    setTensor(n, transpose(x, perm));
+  };
+  auto expandTo = [this](MValue x, std::vector<int64_t> sizes) {
+    auto s = shapeOf(x);
+    size_t offset = sizes.size() - s.size();
+    for (size_t i = 0; i < sizes.size(); ++i)
+      if (sizes[i] == -1) {
+        if (i < offset)
+          fail("expand: -1 is not allowed for a new leading dimension");
+        sizes[i] = s[i - offset];
+      }
+    return broadcastTo(x, sizes);
+  };
+  C["aten::expand"] = [this, expandTo](jit::Node *n) {
+    setTensor(n, expandTo(tensorIn(n, 0), intList(in(n, 1))));
+  };
+  C["aten::expand_as"] = [this, expandTo](jit::Node *n) {
+    auto s = shapeOf(tensorIn(n, 1));
+    setTensor(n, expandTo(tensorIn(n, 0), {s.begin(), s.end()}));
+  };
+  C["aten::repeat"] = [this](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    std::vector<int64_t> reps = intList(in(n, 1));
+    auto s = shapeOf(x);
+    if (reps.size() < s.size())
+      fail("repeat needs at least as many repeats as dimensions");
+    // Interleave a broadcast dimension before each input dimension, then
+    // merge: [r0, s0, r1, s1, ...] -> [r0*s0, r1*s1, ...].
+    size_t offset = reps.size() - s.size();
+    std::vector<int64_t> in2, bshape, out;
+    for (size_t i = 0; i < reps.size(); ++i) {
+      int64_t si = i < offset ? 1 : s[i - offset];
+      in2.insert(in2.end(), {1, si});
+      bshape.insert(bshape.end(), {reps[i], si});
+      out.push_back(reps[i] * si);
+    }
+    setTensor(n, reshape(broadcastTo(reshape(x, in2), bshape), out));
+  };
+  auto clampIndex = [](int64_t v, int64_t size) {
+    if (v < 0)
+      v += size;
+    return std::min(std::max<int64_t>(v, 0), size);
+  };
+  C["aten::slice"] = [this, clampIndex](jit::Node *n) {
+    Imp &x = in(n, 0);
+    if (x.kind == Imp::List) {
+      int64_t size = x.list.size();
+      int64_t start = in(n, 1).kind == Imp::None ? 0
+                                                 : clampIndex(in(n, 1).asInt(), size);
+      int64_t end = in(n, 2).kind == Imp::None ? size
+                                               : clampIndex(in(n, 2).asInt(), size);
+      int64_t step = in(n, 3).asInt();
+      std::vector<Imp> out;
+      for (int64_t i = start; i < end; i += step)
+        out.push_back(x.list[i]);
+      setOut(n, 0, Imp::ofList(out));
+      return;
+    }
+    MValue t = tensorIn(n, 0);
+    auto s = shapeOf(t);
+    int64_t dim = normDim(in(n, 1).asInt(), s.size());
+    int64_t start = in(n, 2).kind == Imp::None
+                        ? 0
+                        : clampIndex(in(n, 2).asInt(), s[dim]);
+    int64_t end = in(n, 3).kind == Imp::None
+                      ? s[dim]
+                      : clampIndex(in(n, 3).asInt(), s[dim]);
+    int64_t step = in(n, 4).asInt();
+    if (step < 1)
+      fail("slice step must be positive");
+    end = std::max(end, start);
+    setTensor(n, slice(t, dim, start, end, step));
+  };
+  C["aten::narrow"] = [this](jit::Node *n) {
+    MValue t = tensorIn(n, 0);
+    auto s = shapeOf(t);
+    int64_t dim = normDim(in(n, 1).asInt(), s.size());
+    int64_t start = in(n, 2).asInt();
+    if (start < 0)
+      start += s[dim];
+    setTensor(n, slice(t, dim, start, start + in(n, 3).asInt(), 1));
+  };
+  auto selectIndex = [this](MValue t, int64_t dim, int64_t index) {
+    auto s = shapeOf(t);
+    if (index < 0)
+      index += s[dim];
+    if (index < 0 || index >= s[dim])
+      fail("index " + std::to_string(index) + " is out of range for size " +
+           std::to_string(s[dim]));
+    MValue r = slice(t, dim, index, index + 1, 1);
+    std::vector<int64_t> out(s.begin(), s.end());
+    out.erase(out.begin() + dim);
+    return reshape(r, out);
+  };
+  C["aten::select"] = [this, selectIndex](jit::Node *n) {
+    MValue t = tensorIn(n, 0);
+    int64_t dim = normDim(in(n, 1).asInt(), shapeOf(t).size());
+    setTensor(n, selectIndex(t, dim, in(n, 2).asInt()));
+  };
+  C["aten::unbind"] = [this, selectIndex](jit::Node *n) {
+    MValue t = tensorIn(n, 0);
+    int64_t dim = normDim(in(n, 1).asInt(), shapeOf(t).size());
+    std::vector<Imp> parts;
+    for (int64_t i = 0; i < shapeOf(t)[dim]; ++i)
+      parts.push_back(Imp::ofTensor(selectIndex(t, dim, i)));
+    setOut(n, 0, Imp::ofList(parts));
+  };
+  auto splitBy = [this](MValue t, int64_t dim, std::vector<int64_t> sizes) {
+    std::vector<Imp> parts;
+    int64_t start = 0;
+    for (int64_t size : sizes) {
+      parts.push_back(Imp::ofTensor(slice(t, dim, start, start + size, 1)));
+      start += size;
+    }
+    return Imp::ofList(parts);
+  };
+  C["aten::chunk"] = [this, splitBy](jit::Node *n) {
+    MValue t = tensorIn(n, 0);
+    int64_t chunks = in(n, 1).asInt();
+    int64_t dim = normDim(in(n, 2).asInt(), shapeOf(t).size());
+    int64_t size = shapeOf(t)[dim];
+    int64_t each = (size + chunks - 1) / chunks;
+    std::vector<int64_t> sizes;
+    for (int64_t start = 0; start < size; start += each)
+      sizes.push_back(std::min(each, size - start));
+    setOut(n, 0, splitBy(t, dim, sizes));
+  };
+  C["aten::split"] = [this, splitBy](jit::Node *n) {
+    MValue t = tensorIn(n, 0);
+    int64_t dim = normDim(in(n, 2).asInt(), shapeOf(t).size());
+    int64_t size = shapeOf(t)[dim];
+    std::vector<int64_t> sizes;
+    if (in(n, 1).kind == Imp::List) {
+      sizes = intList(in(n, 1));
+    } else {
+      int64_t each = in(n, 1).asInt();
+      for (int64_t start = 0; start < size; start += each)
+        sizes.push_back(std::min(each, size - start));
+    }
+    setOut(n, 0, splitBy(t, dim, sizes));
+  };
+  C["aten::split_with_sizes"] = C["aten::split"];
+  C["aten::cat"] = [this](jit::Node *n) {
+    Imp &l = in(n, 0);
+    if (l.kind != Imp::List || l.list.empty())
+      fail("cat of an empty or non-list operand");
+    // PyTorch promotes to a common type and skips legacy empty 1-D tensors.
+    Imp acc = l.list[0];
+    for (const Imp &e : l.list)
+      acc = Imp::ofTensor(e.tensor), acc = acc;
+    Type elem = elemOf(l.list[0].tensor);
+    for (const Imp &e : l.list)
+      elem = promote(Imp::ofTensor(materialize(e, elem, shapeOf(e.tensor))),
+                     Imp::ofTensor(materialize(l.list[0], elem,
+                                               shapeOf(l.list[0].tensor))));
+    llvm::SmallVector<MValue> parts;
+    std::vector<int64_t> outShape;
+    int64_t rank = 0;
+    for (const Imp &e : l.list)
+      rank = std::max<int64_t>(rank, shapeOf(e.tensor).size());
+    int64_t dim = normDim(in(n, 1).asInt(), rank);
+    for (const Imp &e : l.list) {
+      auto s = shapeOf(e.tensor);
+      if (s.size() == 1 && s[0] == 0 && rank > 1)
+        continue;
+      parts.push_back(convert(e.tensor, elem));
+      if (outShape.empty())
+        outShape.assign(s.begin(), s.end());
+      else
+        outShape[dim] += s[dim];
+    }
+    if (parts.size() == 1) {
+      setTensor(n, parts[0]);
+      return;
+    }
+    setTensor(n, ConcatOp::create(b, loc, tensorType(outShape, elem), parts,
+                                  b.getI64IntegerAttr(dim)));
+  };
+  C["aten::concat"] = C["aten::cat"];
+  C["aten::stack"] = [this](jit::Node *n) {
+    Imp &l = in(n, 0);
+    if (l.kind != Imp::List || l.list.empty())
+      fail("stack of an empty or non-list operand");
+    auto s = shapeOf(l.list[0].tensor);
+    int64_t dim = normDim(in(n, 1).asInt(), s.size() + 1);
+    std::vector<int64_t> one(s.begin(), s.end());
+    one.insert(one.begin() + dim, 1);
+    llvm::SmallVector<MValue> parts;
+    for (const Imp &e : l.list)
+      parts.push_back(reshape(e.tensor, one));
+    std::vector<int64_t> out = one;
+    out[dim] = parts.size();
+    setTensor(n, ConcatOp::create(b, loc, tensorType(out, elemOf(parts[0])),
+                                  parts, b.getI64IntegerAttr(dim)));
+  };
+  C["aten::constant_pad_nd"] = [this](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    std::vector<int64_t> pad = intList(in(n, 1));
+    double value = n->inputs().size() > 2 && in(n, 2).isNumber()
+                       ? in(n, 2).asDouble()
+                       : 0.0;
+    auto s = shapeOf(x);
+    std::vector<int64_t> low(s.size(), 0), high(s.size(), 0), out(s.begin(),
+                                                                   s.end());
+    for (size_t i = 0; i + 1 < pad.size() + 1 && i / 2 < s.size(); i += 2) {
+      size_t d = s.size() - 1 - i / 2;
+      if (pad[i] < 0 || pad[i + 1] < 0)
+        fail("negative padding is not supported");
+      low[d] = pad[i];
+      high[d] = pad[i + 1];
+      out[d] += pad[i] + pad[i + 1];
+    }
+    setTensor(n, PadOp::create(b, loc, tensorType(out, elemOf(x)), x,
+                               b.getDenseI64ArrayAttr(low),
+                               b.getDenseI64ArrayAttr(high),
+                               b.getF64FloatAttr(value)));
+  };
+  C["aten::pad"] = [this](jit::Node *n) {
+    Imp *mode = namedInput(n, "mode");
+    if (mode && mode->kind == Imp::Str && mode->s != "constant")
+      fail("only constant padding is supported, got mode '" + mode->s + "'");
+    converters["aten::constant_pad_nd"](n);
+  };
+
+  //===--------------------------------------------------------------------===//
+  // Creation
+  //===--------------------------------------------------------------------===//
+
+  auto dtypeOr = [this](jit::Node *n, Type fallback) -> Type {
+    Imp *d = namedInput(n, "dtype");
+    if (!d || d->kind == Imp::None)
+      return fallback;
+    return elementTypeFor(c10::ScalarType(d->asInt()));
+  };
+  auto fillLike = [this, dtypeOr](jit::Node *n, std::vector<int64_t> shape,
+                                  Type defaultElem, double value) {
+    setTensor(n, splat(shape, dtypeOr(n, defaultElem), value));
+  };
+  C["aten::zeros"] = [this, fillLike](jit::Node *n) {
+    fillLike(n, intList(in(n, 0)), f32(), 0);
+  };
+  C["aten::ones"] = [this, fillLike](jit::Node *n) {
+    fillLike(n, intList(in(n, 0)), f32(), 1);
+  };
+  C["aten::full"] = [this, fillLike](jit::Node *n) {
+    Imp &v = in(n, 1);
+    fillLike(n, intList(in(n, 0)), v.kind == Imp::Float ? f32() : i64(),
+             v.asDouble());
+  };
+  auto likeShape = [this](jit::Node *n) {
+    auto s = shapeOf(tensorIn(n, 0));
+    return std::vector<int64_t>(s.begin(), s.end());
+  };
+  C["aten::zeros_like"] = [this, fillLike, likeShape](jit::Node *n) {
+    fillLike(n, likeShape(n), elemOf(tensorIn(n, 0)), 0);
+  };
+  C["aten::ones_like"] = [this, fillLike, likeShape](jit::Node *n) {
+    fillLike(n, likeShape(n), elemOf(tensorIn(n, 0)), 1);
+  };
+  C["aten::full_like"] = [this, fillLike, likeShape](jit::Node *n) {
+    fillLike(n, likeShape(n), elemOf(tensorIn(n, 0)), in(n, 1).asDouble());
+  };
+  C["aten::new_zeros"] = [this, fillLike](jit::Node *n) {
+    fillLike(n, intList(in(n, 1)), elemOf(tensorIn(n, 0)), 0);
+  };
+  C["aten::new_ones"] = [this, fillLike](jit::Node *n) {
+    fillLike(n, intList(in(n, 1)), elemOf(tensorIn(n, 0)), 1);
+  };
+  C["aten::new_full"] = [this, fillLike](jit::Node *n) {
+    fillLike(n, intList(in(n, 1)), elemOf(tensorIn(n, 0)),
+             in(n, 2).asDouble());
+  };
+  C["aten::arange"] = [this, dtypeOr](jit::Node *n) {
+    // arange(end, ...), arange(start, end, ...), arange(start, end, step, ...)
+    std::vector<Imp> nums;
+    for (size_t i = 0; i < n->inputs().size() && in(n, i).isNumber(); ++i)
+      nums.push_back(in(n, i));
+    // Trailing dtype/layout/device/pin_memory are not numbers, except a
+    // dtype given as an int: keep only the leading start/end/step.
+    const c10::FunctionSchema *schema = n->maybeSchema();
+    size_t count = 0;
+    if (schema)
+      for (const c10::Argument &a : schema->arguments())
+        if (a.name() == "start" || a.name() == "end" || a.name() == "step")
+          ++count;
+    nums.resize(std::min(nums.size(), std::max<size_t>(count, 1)));
+    double start = 0, end = 0, step = 1;
+    if (nums.size() == 1)
+      end = nums[0].asDouble();
+    else {
+      start = nums[0].asDouble();
+      end = nums[1].asDouble();
+      if (nums.size() > 2)
+        step = nums[2].asDouble();
+    }
+    bool anyFloat = false;
+    for (const Imp &v : nums)
+      anyFloat |= v.kind == Imp::Float;
+    Type elem = dtypeOr(n, anyFloat ? f32() : i64());
+    int64_t len = int64_t(std::ceil((end - start) / step));
+    if (len < 0)
+      len = 0;
+    MValue iota =
+        IotaOp::create(b, loc, tensorType({len}, elem), b.getI64IntegerAttr(0));
+    MValue r = iota;
+    if (step != 1)
+      r = binary<MulOp>(Imp::ofTensor(r), Imp::ofFloat(step), elem);
+    if (start != 0)
+      r = binary<AddOp>(Imp::ofTensor(r), Imp::ofFloat(start), elem);
+    setTensor(n, r);
+  };
+
+  //===--------------------------------------------------------------------===//
+  // Reductions
+  //===--------------------------------------------------------------------===//
+
+  auto dimsArg = [this](jit::Node *n, size_t i) -> std::vector<int64_t> {
+    if (n->inputs().size() <= i || in(n, i).kind == Imp::None)
+      return {};
+    return intList(in(n, i));
+  };
+  C["aten::sum"] = [this, dimsArg, dtypeOr](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    bool keep = n->inputs().size() > 2 && in(n, 2).kind == Imp::Bool &&
+                in(n, 2).b;
+    Type elem = elemOf(x);
+    if (elem.isInteger(1) || elem.isInteger(32))
+      elem = i64();
+    x = convert(x, dtypeOr(n, elem));
+    setTensor(n, reduce(ReductionKind::Sum, x, dimsArg(n, 1), keep));
+  };
+  C["aten::mean"] = [this, dimsArg, dtypeOr](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    x = convert(x, dtypeOr(n, elemOf(x)));
+    bool keep = n->inputs().size() > 2 && in(n, 2).kind == Imp::Bool &&
+                in(n, 2).b;
+    std::vector<int64_t> dims = dimsArg(n, 1);
+    int64_t count = 1;
+    auto s = shapeOf(x);
+    if (dims.empty())
+      count = numElements(s);
+    else
+      for (int64_t d : dims)
+        count *= s[normDim(d, s.size())];
+    MValue sum = reduce(ReductionKind::Sum, x, dims, keep);
+    setTensor(n, binary<DivOp>(Imp::ofTensor(sum), Imp::ofFloat(count)));
+  };
+  C["aten::amax"] = [this, dimsArg](jit::Node *n) {
+    bool keep = n->inputs().size() > 2 && in(n, 2).b;
+    setTensor(n, reduce(ReductionKind::Max, tensorIn(n, 0), dimsArg(n, 1),
+                        keep));
+  };
+  C["aten::amin"] = [this, dimsArg](jit::Node *n) {
+    bool keep = n->inputs().size() > 2 && in(n, 2).b;
+    setTensor(n, reduce(ReductionKind::Min, tensorIn(n, 0), dimsArg(n, 1),
+                        keep));
+  };
+  C["aten::cumsum"] = [this, dtypeOr](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    Type elem = elemOf(x);
+    if (elem.isInteger(1) || elem.isInteger(32))
+      elem = i64();
+    x = convert(x, dtypeOr(n, elem));
+    int64_t dim = normDim(in(n, 1).asInt(), shapeOf(x).size());
+    setTensor(n, CumsumOp::create(b, loc, x, b.getI64IntegerAttr(dim)));
+  };
+  C["aten::softmax"] = [this, dtypeOr](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    x = convert(x, dtypeOr(n, elemOf(x)));
+    int64_t dim = normDim(in(n, 1).asInt(), shapeOf(x).size());
+    setTensor(n, SoftmaxOp::create(b, loc, x, b.getI64IntegerAttr(dim)));
+  };
+  C["aten::log_softmax"] = [this, dtypeOr](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    x = convert(x, dtypeOr(n, elemOf(x)));
+    int64_t dim = normDim(in(n, 1).asInt(), shapeOf(x).size());
+    MValue p = SoftmaxOp::create(b, loc, x, b.getI64IntegerAttr(dim));
+    setTensor(n, LogOp::create(b, loc, p));
+  };
+
+  //===--------------------------------------------------------------------===//
+  // Model ops
+  //===--------------------------------------------------------------------===//
+
+  C["aten::linear"] = [this](jit::Node *n) {
+    MValue x = tensorIn(n, 0), w = tensorIn(n, 1);
+    MValue bias;
+    if (n->inputs().size() > 2 && in(n, 2).kind == Imp::Tensor)
+      bias = in(n, 2).tensor;
+    if (shapeOf(w).size() != 2)
+      fail("linear weight must be 2-D, got " + shapeString(shapeOf(w)));
+    std::vector<int64_t> out(shapeOf(x).begin(), shapeOf(x).end());
+    if (out.empty())
+      fail("linear of a zero-dim input");
+    out.back() = shapeOf(w)[0];
+    setTensor(n, LinearOp::create(b, loc, tensorType(out, elemOf(x)), x, w,
+                                  bias));
+  };
+  C["aten::matmul"] = [this](jit::Node *n) {
+    setTensor(n, matmul(tensorIn(n, 0), tensorIn(n, 1)));
+  };
+  C["aten::mm"] = C["aten::matmul"];
+  C["aten::bmm"] = C["aten::matmul"];
+  C["aten::embedding"] = [this](jit::Node *n) {
+    MValue table = tensorIn(n, 0), ids = tensorIn(n, 1);
+    std::vector<int64_t> out(shapeOf(ids).begin(), shapeOf(ids).end());
+    out.push_back(shapeOf(table)[1]);
+    setTensor(n, EmbeddingOp::create(b, loc, tensorType(out, elemOf(table)),
+                                     table, ids));
+  };
+  // x[idx] with one index tensor on dimension 0: a row gather.
+  auto gatherRows = [this](MValue x, MValue idx) {
+    auto s = shapeOf(x);
+    if (s.empty())
+      fail("indexing a zero-dim tensor");
+    int64_t row = numElements(s.drop_front());
+    MValue table = reshape(x, {s[0], row});
+    std::vector<int64_t> rows(shapeOf(idx).begin(), shapeOf(idx).end());
+    rows.push_back(row);
+    MValue g = EmbeddingOp::create(b, loc, tensorType(rows, elemOf(x)), table,
+                                   idx);
+    std::vector<int64_t> out(shapeOf(idx).begin(), shapeOf(idx).end());
+    out.insert(out.end(), s.begin() + 1, s.end());
+    return reshape(g, out);
+  };
+  C["aten::index"] = [this, gatherRows](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    Imp &indices = in(n, 1);
+    if (indices.kind != Imp::List || indices.list.size() != 1 ||
+        indices.list[0].kind != Imp::Tensor)
+      fail("only indexing dimension 0 with one integer tensor is supported");
+    MValue idx = indices.list[0].tensor;
+    if (elemOf(idx).isInteger(1))
+      fail("boolean-mask indexing produces a data-dependent shape and is not "
+           "supported");
+    setTensor(n, gatherRows(x, idx));
+  };
+  C["aten::index_select"] = [this, gatherRows](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    int64_t dim = normDim(in(n, 1).asInt(), shapeOf(x).size());
+    if (dim != 0)
+      fail("index_select is supported on dimension 0 only");
+    setTensor(n, gatherRows(x, tensorIn(n, 2)));
+  };
+  C["aten::layer_norm"] = [this](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    std::vector<int64_t> normShape = intList(in(n, 1));
+    auto s = shapeOf(x);
+    if (normShape.size() != 1 || normShape[0] != s.back())
+      fail("layer_norm over more than the last dimension is not supported");
+    int64_t d = s.back();
+    MValue w = in(n, 2).kind == Imp::Tensor ? in(n, 2).tensor
+                                            : splat({d}, elemOf(x), 1.0);
+    MValue bias = in(n, 3).kind == Imp::Tensor ? in(n, 3).tensor
+                                               : splat({d}, elemOf(x), 0.0);
+    double eps = in(n, 4).asDouble();
+    setTensor(n, LayerNormOp::create(b, loc, x, convert(w, elemOf(x)),
+                                     convert(bias, elemOf(x)),
+                                     b.getF64FloatAttr(eps)));
+  };
+  C["aten::rms_norm"] = [this](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    std::vector<int64_t> normShape = intList(in(n, 1));
+    auto s = shapeOf(x);
+    if (normShape.size() != 1 || normShape[0] != s.back())
+      fail("rms_norm over more than the last dimension is not supported");
+    int64_t d = s.back();
+    MValue w = n->inputs().size() > 2 && in(n, 2).kind == Imp::Tensor
+                   ? in(n, 2).tensor
+                   : splat({d}, elemOf(x), 1.0);
+    double eps;
+    if (n->inputs().size() > 3 && in(n, 3).isNumber())
+      eps = in(n, 3).asDouble();
+    else if (elemOf(x).isF64())
+      eps = std::numeric_limits<double>::epsilon();
+    else if (elemOf(x).isF32())
+      eps = std::numeric_limits<float>::epsilon();
+    else
+      eps = 0.0078125; // bf16 epsilon
+    setTensor(n, RmsNormOp::create(b, loc, x, convert(w, elemOf(x)),
+                                   b.getF64FloatAttr(eps)));
+  };
+  C["aten::_convolution"] = [this](jit::Node *n) {
+    MValue x = tensorIn(n, 0), w = tensorIn(n, 1);
+    MValue bias = in(n, 2).kind == Imp::Tensor ? in(n, 2).tensor : MValue();
+    std::vector<int64_t> stride = intList(in(n, 3)),
+                         padding = intList(in(n, 4)),
+                         dilation = intList(in(n, 5));
+    bool transposed = n->kind().toQualString() == std::string("aten::_convolution")
+                          ? in(n, 6).asInt() != 0
+                          : false;
+    int64_t groups = n->kind().toQualString() == std::string("aten::_convolution")
+                         ? in(n, 8).asInt()
+                         : in(n, 6).asInt();
+    if (shapeOf(x).size() != 4)
+      fail("only 2-D convolutions (NCHW input) are supported");
+    if (transposed)
+      fail("transposed convolution is not supported");
+    if (groups != 1)
+      fail("grouped convolution is not supported");
+    for (int64_t d : dilation)
+      if (d != 1)
+        fail("dilated convolution is not supported");
+    if (stride.size() == 1)
+      stride.push_back(stride[0]);
+    if (padding.size() == 1)
+      padding.push_back(padding[0]);
+    auto xs = shapeOf(x), ws = shapeOf(w);
+    std::vector<int64_t> out{xs[0], ws[0]};
+    for (int i = 0; i < 2; ++i)
+      out.push_back((xs[2 + i] + 2 * padding[i] - ws[2 + i]) / stride[i] + 1);
+    setTensor(n, Conv2dOp::create(b, loc, tensorType(out, elemOf(x)), x, w,
+                                  bias, b.getDenseI64ArrayAttr(stride),
+                                  b.getDenseI64ArrayAttr(padding)));
+  };
+  C["aten::conv2d"] = C["aten::_convolution"];
+  C["aten::scaled_dot_product_attention"] = [this](jit::Node *n) {
+    MValue q = tensorIn(n, 0), k = tensorIn(n, 1), v = tensorIn(n, 2);
+    if (in(n, 4).asDouble() != 0.0)
+      fail("attention dropout is not supported");
+    bool causal = in(n, 5).asInt() != 0;
+    Imp *scaleArg = namedInput(n, "scale");
+    auto qs = shapeOf(q), ks = shapeOf(k);
+    if (qs.size() != 4 || ks.size() != 4)
+      fail("scaled_dot_product_attention expects [B, H, T, D] tensors");
+    if (in(n, 3).kind != Imp::None) {
+      // A mask known at import time (e.g. built from arange) is accepted
+      // when it is the causal mask or all true: both are expressible as
+      // position comparisons, which stay valid after the CP permutation.
+      const Imp &mask = in(n, 3);
+      if (mask.kind != Imp::Tensor || !mask.value.defined())
+        fail("scaled_dot_product_attention with an attn_mask computed at run "
+             "time is not supported; use is_causal or a mask built from "
+             "positions");
+      at::Tensor m = mask.value.to(c10::ScalarType::Bool);
+      int64_t tq = qs[2], tk = ks[2];
+      at::Tensor full = m.expand({qs[0], qs[1], tq, tk});
+      at::Tensor tri = at::ones({tq, tk}, at::kBool).tril();
+      if (full.all().item<bool>()) {
+        // no masking
+      } else if (tq == tk && at::equal(full, tri.expand_as(full))) {
+        if (causal)
+          fail("attn_mask and is_causal given together");
+        causal = true;
+      } else {
+        fail("scaled_dot_product_attention with an attn_mask that is neither "
+             "causal nor all-true is not supported");
+      }
+    }
+    double scale = scaleArg && scaleArg->isNumber()
+                       ? scaleArg->asDouble()
+                       : 1.0 / std::sqrt(double(qs[3]));
+    MValue qPos, kPos;
+    if (causal) {
+      // Global view: token i sits at position i. The causal mask is a
+      // comparison of positions, which survives the CP permutation.
+      qPos = IotaOp::create(b, loc, tensorType({qs[0], qs[2]}, i64()),
+                            b.getI64IntegerAttr(1));
+      kPos = qs[2] == ks[2]
+                 ? qPos
+                 : MValue(IotaOp::create(b, loc,
+                                         tensorType({ks[0], ks[2]}, i64()),
+                                         b.getI64IntegerAttr(1)));
+      if (qs[2] != ks[2])
+        fail("causal attention with different query and key lengths is not "
+             "supported");
+    }
+    Type lseElem = elemOf(q).isF64() ? b.getF64Type() : f32();
+    auto attn = AttentionOp::create(
+        b, loc, tensorType(qs, elemOf(q)),
+        tensorType({qs[0], qs[1], qs[2]}, lseElem), q, k, v, qPos, kPos,
+        MValue(), MValue(), causal ? b.getUnitAttr() : nullptr,
+        b.getF64FloatAttr(scale));
+    setTensor(n, attn.getOutput());
+  };
+  C["aten::cross_entropy_loss"] = [this](jit::Node *n) {
+    MValue logits = tensorIn(n, 0), labels = tensorIn(n, 1);
+    if (in(n, 2).kind != Imp::None)
+      fail("cross_entropy with class weights is not supported");
+    int64_t reduction = in(n, 3).asInt();
+    int64_t ignore = in(n, 4).asInt();
+    if (n->inputs().size() > 5 && in(n, 5).asDouble() != 0.0)
+      fail("cross_entropy with label smoothing is not supported");
+    auto ls = shapeOf(logits);
+    if (ls.size() > 2) {
+      // [N, C, d...] -> [N, d..., C]
+      std::vector<int64_t> perm{0};
+      for (size_t d = 2; d < ls.size(); ++d)
+        perm.push_back(d);
+      perm.push_back(1);
+      logits = transpose(logits, perm);
+    }
+    if (!mlir::isa<mlir::FloatType>(elemOf(logits)))
+      fail("cross_entropy needs floating-point logits");
+    Type sumElem = elemOf(logits).isF64() ? b.getF64Type() : f32();
+    auto ce = CrossEntropyOp::create(b, loc, tensorType({}, sumElem),
+                                     tensorType({}, i64()), logits, labels,
+                                     b.getI64IntegerAttr(ignore));
+    MValue sum = convert(ce.getSum(), elemOf(logits));
+    if (reduction == 2) {
+      setTensor(n, sum);
+      return;
+    }
+    if (reduction != 1)
+      fail("cross_entropy with reduction='none' is not supported");
+    MValue count = convert(ce.getCount(), elemOf(sum));
+    setTensor(n, DivOp::create(b, loc, sum, count));
+  };
+
+  // masked_scatter(self, mask, source): the i-th true row of the mask takes
+  // source row i. Emitted as the same core pattern as a cumsum-index gather
+  // (indices from a prefix sum of the mask, a row gather, a select), which
+  // glimmer-recognize-vision-merge turns into vision ops.
+  C["aten::masked_scatter"] = [this](jit::Node *n) {
+    MValue self = tensorIn(n, 0), mask = tensorIn(n, 1),
+           source = tensorIn(n, 2);
+    auto s = shapeOf(self);
+    if (s.size() < 2)
+      fail("masked_scatter needs a [..., D] destination");
+    int64_t d = s.back();
+    // The mask must select whole rows: find the [..., 1] (or [...]) mask it
+    // was broadcast from.
+    MValue rowMask = mask;
+    while (auto bc = rowMask.getDefiningOp<BroadcastInDimOp>())
+      rowMask = bc.getInput();
+    auto rs = shapeOf(rowMask);
+    std::vector<int64_t> rowShape(s.begin(), s.end() - 1);
+    bool rowsOnly =
+        (rs.size() == s.size() && rs.back() == 1 &&
+         rs.drop_back() == llvm::ArrayRef<int64_t>(rowShape)) ||
+        rs == llvm::ArrayRef<int64_t>(rowShape);
+    if (!rowsOnly)
+      fail("masked_scatter is supported when the mask selects whole rows "
+           "(a [..., 1] mask broadcast over the last dimension)");
+    rowMask = reshape(rowMask, rowShape);
+    int64_t rows = numElements(rowShape);
+    int64_t sourceRows = numElements(shapeOf(source)) / d;
+    MValue bank = reshape(source, {sourceRows, d});
+    MValue flat = reshape(convert(rowMask, i64()), {rows});
+    MValue csum = CumsumOp::create(b, loc, flat, b.getI64IntegerAttr(0));
+    MValue idx = reshape(binary<SubOp>(Imp::ofTensor(csum), Imp::ofInt(1)),
+                         rowShape);
+    MValue clamped = binary<MaxOp>(Imp::ofTensor(idx), Imp::ofInt(0));
+    std::vector<int64_t> gatheredShape = rowShape;
+    gatheredShape.push_back(d);
+    MValue gathered = EmbeddingOp::create(
+        b, loc, tensorType(gatheredShape, elemOf(bank)), bank, clamped);
+    std::vector<int64_t> maskShape = rowShape;
+    maskShape.push_back(1);
+    MValue m = broadcastTo(reshape(rowMask, maskShape), s);
+    setTensor(n, SelectOp::create(b, loc, typeOf(self), m,
+                                  convert(gathered, elemOf(self)), self));
+  };
+}

@@ -1,0 +1,218 @@
+//===- Importer.h - TorchScript importer internals --------------*- C++ -*-===//
+//
+// Private to lib/Import: the importer state shared by the driver
+// (TorchScript.cpp) and the per-operator converters (Converters.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GLIMMER_LIB_IMPORT_IMPORTER_H
+#define GLIMMER_LIB_IMPORT_IMPORTER_H
+
+#include "glimmer/Import/TorchScript.h"
+#include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
+#include "glimmer_rt/Safetensors.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <torch/script.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace glimmer::detail {
+using mlir::Location;
+using mlir::LogicalResult;
+using mlir::MLIRContext;
+using mlir::OpBuilder;
+using mlir::RankedTensorType;
+using mlir::Type;
+using mlir::failure;
+using mlir::success;
+using MValue = mlir::Value;
+namespace jit = torch::jit;
+} // namespace glimmer::detail
+
+namespace glimmer::detail {
+
+/// What a TorchScript value became: a tensor SSA value, or a host value
+/// evaluated at import time.
+struct Imp {
+  enum Kind { Tensor, Int, Float, Bool, None, Str, List, Device, Module };
+  Kind kind = None;
+  MValue tensor;
+  int64_t i = 0;
+  double f = 0;
+  bool b = false;
+  std::string s;
+  std::vector<Imp> list;
+  /// For tensors whose value is known at import time (constants and what
+  /// folds from them), the value itself.
+  at::Tensor value;
+
+  static Imp ofTensor(MValue v) {
+    Imp r;
+    r.kind = Tensor;
+    r.tensor = v;
+    return r;
+  }
+  static Imp ofInt(int64_t v) {
+    Imp r;
+    r.kind = Int;
+    r.i = v;
+    return r;
+  }
+  static Imp ofFloat(double v) {
+    Imp r;
+    r.kind = Float;
+    r.f = v;
+    return r;
+  }
+  static Imp ofBool(bool v) {
+    Imp r;
+    r.kind = Bool;
+    r.b = v;
+    return r;
+  }
+  static Imp ofList(std::vector<Imp> l) {
+    Imp r;
+    r.kind = List;
+    r.list = std::move(l);
+    return r;
+  }
+  bool isNumber() const { return kind == Int || kind == Float || kind == Bool; }
+  double asDouble() const {
+    return kind == Float ? f : kind == Int ? double(i) : double(b);
+  }
+  int64_t asInt() const {
+    return kind == Int ? i : kind == Bool ? int64_t(b) : int64_t(f);
+  }
+};
+
+/// Thrown by converters; caught at the node loop and turned into a
+/// diagnostic at the node's location.
+struct ImportError {
+  std::string message;
+};
+
+[[noreturn]] inline void fail(const std::string &message) {
+  throw ImportError{message};
+}
+
+inline std::string shapeString(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+class Importer {
+public:
+  Importer(MLIRContext &context, const TorchScriptImportOptions &options)
+      : ctx(context), b(&context), options(options) {}
+
+  mlir::OwningOpRef<mlir::ModuleOp> run();
+
+private:
+  // Setup.
+  LogicalResult loadModule();
+  LogicalResult bindInputs(llvm::SmallVectorImpl<Type> &argTypes,
+                           llvm::SmallVectorImpl<std::string> &argNames);
+  void collectStateDict(const jit::Module &m, const std::string &prefix);
+  LogicalResult writeWeights();
+
+  // Diagnostics and locations.
+  Location locOf(jit::Node *node);
+  std::string describeNode(jit::Node *node);
+
+  // Node conversion.
+  void convertNode(jit::Node *node);
+  /// Evaluates `node` with LibTorch when all its inputs are known at import
+  /// time (e.g. masks and position tables built from arange); binds constant
+  /// outputs and returns true, or returns false to convert it normally.
+  bool tryFold(jit::Node *node);
+  MValue constantFromTensor(const at::Tensor &t);
+  void registerConverters();
+  Imp &in(jit::Node *n, size_t i);
+  Imp *namedInput(jit::Node *n, const char *name);
+  MValue tensorIn(jit::Node *n, size_t i);
+  void setOut(jit::Node *n, size_t i, Imp v) { env[n->output(i)] = std::move(v); }
+  void setTensor(jit::Node *n, MValue v) { setOut(n, 0, Imp::ofTensor(v)); }
+
+  // Tensor helpers.
+  RankedTensorType typeOf(MValue v) {
+    return mlir::cast<RankedTensorType>(v.getType());
+  }
+  llvm::ArrayRef<int64_t> shapeOf(MValue v) { return typeOf(v).getShape(); }
+  Type elemOf(MValue v) { return typeOf(v).getElementType(); }
+  RankedTensorType tensorType(llvm::ArrayRef<int64_t> shape, Type elem) {
+    return RankedTensorType::get(shape, elem);
+  }
+  Type f32() { return b.getF32Type(); }
+  Type i64() { return b.getI64Type(); }
+  Type i1() { return b.getI1Type(); }
+  Type elementTypeFor(c10::ScalarType t);
+  c10::ScalarType scalarTypeFor(Type t);
+  MValue splat(llvm::ArrayRef<int64_t> shape, Type elem, double value);
+  MValue convert(MValue v, Type elem);
+  MValue reshape(MValue v, llvm::ArrayRef<int64_t> shape);
+  MValue broadcastTo(MValue v, llvm::ArrayRef<int64_t> shape);
+  MValue transpose(MValue v, llvm::ArrayRef<int64_t> perm);
+  MValue slice(MValue v, int64_t dim, int64_t start, int64_t limit,
+               int64_t step);
+  MValue materialize(const Imp &v, Type elem, llvm::ArrayRef<int64_t> shape);
+  Type promote(const Imp &a, const Imp &b);
+  std::vector<int64_t> broadcastShapes(llvm::ArrayRef<int64_t> a,
+                                       llvm::ArrayRef<int64_t> b);
+  template <typename OpT>
+  MValue binary(const Imp &a, const Imp &b, Type resultElem = {});
+  MValue compare(CompareDirection dir, const Imp &a, const Imp &b);
+  MValue select(MValue cond, const Imp &a, const Imp &b);
+  MValue reduce(ReductionKind kind, MValue v, std::vector<int64_t> dims,
+                bool keep);
+  MValue matmul(MValue a, MValue b);
+
+  int64_t normDim(int64_t dim, int64_t rank) {
+    int64_t d = dim < 0 ? dim + rank : dim;
+    if (d < 0 || d >= std::max<int64_t>(rank, 1))
+      fail("dimension " + std::to_string(dim) + " is out of range for rank " +
+           std::to_string(rank));
+    return d;
+  }
+  std::vector<int64_t> intList(const Imp &v);
+
+  MLIRContext &ctx;
+  OpBuilder b;
+  const TorchScriptImportOptions &options;
+  Location loc = mlir::UnknownLoc::get(&ctx);
+
+  jit::Module module;
+  std::shared_ptr<jit::Graph> graph;
+  llvm::DenseMap<const jit::Value *, Imp> env;
+  // state_dict order: (name, tensor, is_parameter).
+  std::vector<std::tuple<std::string, at::Tensor, bool>> stateDict;
+  llvm::StringMap<MValue> stateArgs;
+  // Graph input index of each bound tensor argument, in argument order.
+  std::vector<size_t> inputGraphIndices;
+  std::unique_ptr<glimmer_rt::SafetensorsFile> batch;
+  std::map<std::string, std::function<void(jit::Node *)>> converters;
+};
+
+
+template <typename OpT>
+MValue Importer::binary(const Imp &x, const Imp &y, Type resultElem) {
+  Type elem = resultElem ? resultElem : promote(x, y);
+  std::vector<int64_t> shape = broadcastShapes(
+      x.kind == Imp::Tensor ? shapeOf(x.tensor) : llvm::ArrayRef<int64_t>{},
+      y.kind == Imp::Tensor ? shapeOf(y.tensor) : llvm::ArrayRef<int64_t>{});
+  MValue a = materialize(x, elem, shape), c = materialize(y, elem, shape);
+  return OpT::create(b, loc, a, c);
+}
+
+} // namespace glimmer::detail
+
+#endif // GLIMMER_LIB_IMPORT_IMPORTER_H

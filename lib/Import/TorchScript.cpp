@@ -1,0 +1,951 @@
+//===- TorchScript.cpp - TorchScript to glimmer importer ------------------===//
+//
+// Walks the inlined graph of `forward` and emits glimmer ops. A saved archive
+// carries no shapes, so every converter computes its result shape from its
+// operands (all shapes are static, taken from the example inputs). Values
+// that TorchScript computes on the host (sizes, lists, dtypes, scalar math)
+// are evaluated here, at import time.
+//
+// The long tail of ATen is decomposed into the dialect's small core; fused
+// ops are emitted where the dialect has them (linear, attention, norms,
+// cross-entropy, embedding, conv2d).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+
+#include <torch/csrc/jit/ir/constants.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/passes/lower_tuples.h>
+#include <torch/script.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <sstream>
+
+using namespace glimmer;
+using namespace glimmer::detail;
+
+//===----------------------------------------------------------------------===//
+// --input-shapes
+//===----------------------------------------------------------------------===//
+
+static bool isKnownDtype(const std::string &dtype) {
+  return dtype == "f32" || dtype == "f64" || dtype == "bf16" ||
+         dtype == "f16" || dtype == "i64" || dtype == "i32" || dtype == "i1";
+}
+
+bool glimmer::parseInputShapes(const std::string &text,
+                               std::vector<InputShape> &out,
+                               std::string &error) {
+  std::stringstream entries(text);
+  std::string entry;
+  while (std::getline(entries, entry, ',')) {
+    size_t colon = entry.find(':');
+    if (colon == std::string::npos || colon == 0) {
+      error = "expected NAME:DIMSxDTYPE in --input-shapes, got '" + entry + "'";
+      return false;
+    }
+    InputShape s;
+    s.name = entry.substr(0, colon);
+    std::string rest = entry.substr(colon + 1);
+    std::stringstream parts(rest);
+    std::string part;
+    std::vector<std::string> pieces;
+    while (std::getline(parts, part, 'x'))
+      pieces.push_back(part);
+    if (pieces.empty() || !isKnownDtype(pieces.back())) {
+      error = "input '" + s.name + "': expected an element type (f32, f64, "
+              "bf16, f16, i64, i32, i1) after the dimensions in '" + rest + "'";
+      return false;
+    }
+    s.dtype = pieces.back();
+    pieces.pop_back();
+    for (const std::string &d : pieces) {
+      char *end = nullptr;
+      long long v = std::strtoll(d.c_str(), &end, 10);
+      if (d.empty() || *end != '\0' || v <= 0) {
+        error = "input '" + s.name + "': bad dimension '" + d + "' in '" +
+                rest + "'";
+        return false;
+      }
+      s.shape.push_back(v);
+    }
+    out.push_back(std::move(s));
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Imported values
+//===----------------------------------------------------------------------===//
+
+
+//===----------------------------------------------------------------------===//
+// Types and small builders
+//===----------------------------------------------------------------------===//
+
+Type Importer::elementTypeFor(c10::ScalarType t) {
+  switch (t) {
+  case c10::ScalarType::Float:
+    return b.getF32Type();
+  case c10::ScalarType::Double:
+    return b.getF64Type();
+  case c10::ScalarType::BFloat16:
+    return b.getBF16Type();
+  case c10::ScalarType::Half:
+    return b.getF16Type();
+  case c10::ScalarType::Long:
+    return b.getI64Type();
+  case c10::ScalarType::Int:
+    return b.getI32Type();
+  case c10::ScalarType::Bool:
+    return b.getI1Type();
+  default:
+    fail(std::string("unsupported tensor dtype ") + c10::toString(t));
+  }
+}
+
+c10::ScalarType Importer::scalarTypeFor(Type t) {
+  if (t.isF32())
+    return c10::ScalarType::Float;
+  if (t.isF64())
+    return c10::ScalarType::Double;
+  if (t.isBF16())
+    return c10::ScalarType::BFloat16;
+  if (t.isF16())
+    return c10::ScalarType::Half;
+  if (t.isInteger(64))
+    return c10::ScalarType::Long;
+  if (t.isInteger(32))
+    return c10::ScalarType::Int;
+  return c10::ScalarType::Bool;
+}
+
+MValue Importer::splat(llvm::ArrayRef<int64_t> shape, Type elem,
+                       double value) {
+  auto type = tensorType(shape, elem);
+  mlir::Attribute scalar;
+  if (mlir::isa<mlir::FloatType>(elem))
+    scalar = b.getFloatAttr(elem, value);
+  else if (elem.isInteger(1))
+    scalar = b.getIntegerAttr(elem, value != 0 ? 1 : 0);
+  else
+    scalar = b.getIntegerAttr(elem, int64_t(value));
+  auto attr = mlir::DenseElementsAttr::get(type, scalar);
+  return ConstantOp::create(b, loc, attr);
+}
+
+MValue Importer::convert(MValue v, Type elem) {
+  if (elemOf(v) == elem)
+    return v;
+  return ConvertOp::create(b, loc, tensorType(shapeOf(v), elem), v);
+}
+
+MValue Importer::reshape(MValue v, llvm::ArrayRef<int64_t> shape) {
+  if (shapeOf(v) == shape)
+    return v;
+  return ReshapeOp::create(b, loc, tensorType(shape, elemOf(v)), v);
+}
+
+MValue Importer::transpose(MValue v, llvm::ArrayRef<int64_t> perm) {
+  bool identity = true;
+  std::vector<int64_t> shape;
+  for (size_t i = 0; i < perm.size(); ++i) {
+    identity &= perm[i] == int64_t(i);
+    shape.push_back(shapeOf(v)[perm[i]]);
+  }
+  if (identity)
+    return v;
+  return TransposeOp::create(b, loc, tensorType(shape, elemOf(v)), v,
+                             b.getDenseI64ArrayAttr(perm));
+}
+
+MValue Importer::slice(MValue v, int64_t dim, int64_t start, int64_t limit,
+                       int64_t step) {
+  auto shape = shapeOf(v);
+  if (start == 0 && limit == shape[dim] && step == 1)
+    return v;
+  std::vector<int64_t> s(shape.size(), 0), l(shape.begin(), shape.end()),
+      st(shape.size(), 1), out(shape.begin(), shape.end());
+  s[dim] = start;
+  l[dim] = limit;
+  st[dim] = step;
+  out[dim] = std::max<int64_t>(0, (limit - start + step - 1) / step);
+  return SliceOp::create(b, loc, tensorType(out, elemOf(v)), v,
+                         b.getDenseI64ArrayAttr(s), b.getDenseI64ArrayAttr(l),
+                         b.getDenseI64ArrayAttr(st));
+}
+
+std::vector<int64_t> Importer::broadcastShapes(llvm::ArrayRef<int64_t> a,
+                                               llvm::ArrayRef<int64_t> c) {
+  size_t rank = std::max(a.size(), c.size());
+  std::vector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t dc = i < rank - c.size() ? 1 : c[i - (rank - c.size())];
+    if (da != dc && da != 1 && dc != 1)
+      fail("shapes " + shapeString(a) + " and " + shapeString(c) +
+           " cannot be broadcast together");
+    out[i] = da == 1 ? dc : da;
+  }
+  return out;
+}
+
+MValue Importer::broadcastTo(MValue v, llvm::ArrayRef<int64_t> shape) {
+  auto in = shapeOf(v);
+  if (in == shape)
+    return v;
+  if (in.size() > shape.size())
+    fail("cannot broadcast " + shapeString(in) + " to " + shapeString(shape));
+  std::vector<int64_t> dims;
+  size_t offset = shape.size() - in.size();
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != 1 && in[i] != shape[offset + i])
+      fail("cannot broadcast " + shapeString(in) + " to " +
+           shapeString(shape));
+    dims.push_back(offset + i);
+  }
+  return BroadcastInDimOp::create(b, loc, tensorType(shape, elemOf(v)), v,
+                                  b.getDenseI64ArrayAttr(dims));
+}
+
+MValue Importer::materialize(const Imp &v, Type elem,
+                             llvm::ArrayRef<int64_t> shape) {
+  if (v.kind == Imp::Tensor)
+    return broadcastTo(convert(v.tensor, elem), shape);
+  if (!v.isNumber())
+    fail("expected a tensor or a number");
+  return splat(shape, elem, v.asDouble());
+}
+
+/// PyTorch's type promotion for (tensor|number, tensor|number).
+Type Importer::promote(const Imp &x, const Imp &y) {
+  auto category = [](Type t) {
+    return mlir::isa<mlir::FloatType>(t) ? 2 : t.isInteger(1) ? 0 : 1;
+  };
+  auto numberCategory = [](const Imp &v) {
+    return v.kind == Imp::Float ? 2 : v.kind == Imp::Int ? 1 : 0;
+  };
+  auto wider = [&](Type a, Type c) {
+    return a.getIntOrFloatBitWidth() >= c.getIntOrFloatBitWidth() ? a : c;
+  };
+  if (x.kind == Imp::Tensor && y.kind == Imp::Tensor) {
+    Type a = elemOf(x.tensor), c = elemOf(y.tensor);
+    bool ax = shapeOf(x.tensor).empty(), cy = shapeOf(y.tensor).empty();
+    if (category(a) != category(c))
+      return category(a) > category(c) ? a : c;
+    // A zero-dim tensor does not widen a dimensioned one of its category.
+    if (ax != cy)
+      return ax ? c : a;
+    return wider(a, c);
+  }
+  const Imp &t = x.kind == Imp::Tensor ? x : y;
+  const Imp &n = x.kind == Imp::Tensor ? y : x;
+  if (t.kind != Imp::Tensor) {
+    // number op number: evaluated on the host by the caller.
+    return numberCategory(x) == 2 || numberCategory(y) == 2 ? f32() : i64();
+  }
+  Type te = elemOf(t.tensor);
+  if (numberCategory(n) > category(te))
+    return numberCategory(n) == 2 ? f32() : i64();
+  return te;
+}
+
+
+MValue Importer::compare(CompareDirection dir, const Imp &x, const Imp &y) {
+  Type elem = promote(x, y);
+  if (elem.isInteger(1))
+    elem = i64();
+  std::vector<int64_t> shape = broadcastShapes(
+      x.kind == Imp::Tensor ? shapeOf(x.tensor) : llvm::ArrayRef<int64_t>{},
+      y.kind == Imp::Tensor ? shapeOf(y.tensor) : llvm::ArrayRef<int64_t>{});
+  MValue a = materialize(x, elem, shape), c = materialize(y, elem, shape);
+  return CompareOp::create(b, loc, tensorType(shape, i1()), dir, a, c);
+}
+
+MValue Importer::select(MValue cond, const Imp &x, const Imp &y) {
+  Type elem = promote(x, y);
+  std::vector<int64_t> shape = broadcastShapes(
+      shapeOf(cond),
+      broadcastShapes(
+          x.kind == Imp::Tensor ? shapeOf(x.tensor) : llvm::ArrayRef<int64_t>{},
+          y.kind == Imp::Tensor ? shapeOf(y.tensor)
+                                : llvm::ArrayRef<int64_t>{}));
+  MValue c = broadcastTo(cond, shape);
+  MValue a = materialize(x, elem, shape), e = materialize(y, elem, shape);
+  return SelectOp::create(b, loc, tensorType(shape, elem), c, a, e);
+}
+
+MValue Importer::reduce(ReductionKind kind, MValue v, std::vector<int64_t> dims,
+                        bool keep) {
+  int64_t rank = shapeOf(v).size();
+  if (dims.empty())
+    for (int64_t d = 0; d < rank; ++d)
+      dims.push_back(d);
+  for (int64_t &d : dims)
+    d = normDim(d, rank);
+  std::sort(dims.begin(), dims.end());
+  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+  if (rank == 0)
+    return v;
+  std::vector<int64_t> out;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!std::count(dims.begin(), dims.end(), d))
+      out.push_back(shapeOf(v)[d]);
+    else if (keep)
+      out.push_back(1);
+  }
+  return ReduceOp::create(b, loc, tensorType(out, elemOf(v)), kind, v, dims,
+                          keep);
+}
+
+/// torch.matmul semantics for ranks >= 1.
+MValue Importer::matmul(MValue x, MValue y) {
+  auto xs = shapeOf(x), ys = shapeOf(y);
+  if (xs.empty() || ys.empty())
+    fail("matmul of a zero-dim tensor");
+  bool xVec = xs.size() == 1, yVec = ys.size() == 1;
+  if (xVec)
+    x = reshape(x, {1, xs[0]});
+  if (yVec)
+    y = reshape(y, {ys[0], 1});
+  xs = shapeOf(x);
+  ys = shapeOf(y);
+  if (xs.back() != ys[ys.size() - 2])
+    fail("matmul contraction mismatch: " + shapeString(xs) + " @ " +
+         shapeString(ys));
+  std::vector<int64_t> batch = broadcastShapes(xs.drop_back(2), ys.drop_back(2));
+  int64_t m = xs[xs.size() - 2], k = xs.back(), n = ys.back();
+  std::vector<int64_t> xFull(batch), yFull(batch), out(batch);
+  xFull.insert(xFull.end(), {m, k});
+  yFull.insert(yFull.end(), {k, n});
+  out.insert(out.end(), {m, n});
+  MValue r;
+  if (ys.size() == 2 && xs.size() > 2) {
+    // [.., M, K] @ [K, N]: one GEMM over the flattened rows.
+    int64_t rows = 1;
+    for (int64_t d : xs.drop_back())
+      rows *= d;
+    MValue x2 = reshape(x, {rows, k});
+    MValue r2 = MatmulOp::create(b, loc, tensorType({rows, n}, elemOf(x)), x2,
+                                 y, nullptr, nullptr);
+    r = reshape(r2, out);
+  } else {
+    x = broadcastTo(x, xFull);
+    y = broadcastTo(y, yFull);
+    r = MatmulOp::create(b, loc, tensorType(out, elemOf(x)), x, y, nullptr,
+                         nullptr);
+  }
+  std::vector<int64_t> finalShape(batch);
+  if (!xVec)
+    finalShape.push_back(m);
+  if (!yVec)
+    finalShape.push_back(n);
+  return reshape(r, finalShape);
+}
+
+std::vector<int64_t> Importer::intList(const Imp &v) {
+  if (v.kind == Imp::Int)
+    return {v.i};
+  if (v.kind != Imp::List)
+    fail("expected a list of integers");
+  std::vector<int64_t> out;
+  for (const Imp &e : v.list) {
+    if (e.kind != Imp::Int)
+      fail("expected a list of integers known at compile time");
+    out.push_back(e.i);
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Inputs and node helpers
+//===----------------------------------------------------------------------===//
+
+Imp &Importer::in(jit::Node *n, size_t i) {
+  auto it = env.find(n->input(i));
+  if (it == env.end())
+    fail("operand #" + std::to_string(i) + " has no imported value");
+  return it->second;
+}
+
+Imp *Importer::namedInput(jit::Node *n, const char *name) {
+  const c10::FunctionSchema *schema = n->maybeSchema();
+  if (!schema)
+    return nullptr;
+  for (size_t i = 0; i < schema->arguments().size() && i < n->inputs().size();
+       ++i)
+    if (schema->arguments()[i].name() == name)
+      return &in(n, i);
+  return nullptr;
+}
+
+MValue Importer::tensorIn(jit::Node *n, size_t i) {
+  Imp &v = in(n, i);
+  if (v.kind != Imp::Tensor)
+    fail("operand #" + std::to_string(i) + " must be a tensor");
+  return v.tensor;
+}
+
+Location Importer::locOf(jit::Node *node) {
+  Location base = mlir::UnknownLoc::get(&ctx);
+  if (auto flc = node->sourceRange().file_line_col()) {
+    auto [file, line, col] = *flc;
+    base = mlir::FileLineColLoc::get(&ctx, file, line, col + 1);
+  }
+  std::string path;
+  if (auto cs = node->callstack()) {
+    for (auto &entry : (*cs)->vec()) {
+      const auto &info = std::get<2>(entry);
+      if (!info || info->instance_name().empty())
+        continue;
+      path += (path.empty() ? "" : ".") + info->instance_name();
+    }
+  }
+  if (!path.empty())
+    base = mlir::NameLoc::get(b.getStringAttr(path), base);
+  return base;
+}
+
+std::string Importer::describeNode(jit::Node *node) {
+  std::string text = "'" + std::string(node->kind().toQualString()) + "'";
+  if (const c10::FunctionSchema *schema = node->maybeSchema()) {
+    std::ostringstream os;
+    os << *schema;
+    text += " (schema: " + os.str() + ")";
+  }
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// Setup: load, bind inputs, parameters
+//===----------------------------------------------------------------------===//
+
+LogicalResult Importer::loadModule() {
+  auto unknown = mlir::UnknownLoc::get(&ctx);
+  if (!llvm::sys::fs::exists(options.modelPath))
+    return mlir::emitError(unknown)
+           << "cannot open TorchScript file '" << options.modelPath
+           << "': no such file";
+  try {
+    module = jit::load(options.modelPath);
+  } catch (const c10::Error &e) {
+    std::string what = e.what_without_backtrace();
+    return mlir::emitError(unknown)
+           << "'" << options.modelPath
+           << "' is not a loadable TorchScript archive: "
+           << what.substr(0, what.find('\n'));
+  } catch (const std::exception &e) {
+    std::string what = e.what();
+    return mlir::emitError(unknown)
+           << "'" << options.modelPath
+           << "' is not a loadable TorchScript archive: "
+           << what.substr(0, what.find('\n'));
+  }
+  auto method = module.find_method("forward");
+  if (!method)
+    return mlir::emitError(unknown)
+           << "TorchScript module '" << options.modelPath
+           << "' has no forward method";
+  graph = method->graph()->copy();
+  jit::Inline(*graph);
+  jit::LowerSimpleTuples(graph);
+  jit::EliminateDeadCode(graph);
+  return success();
+}
+
+void Importer::collectStateDict(const jit::Module &m,
+                                const std::string &prefix) {
+  for (const auto &p : m.named_parameters(/*recurse=*/false))
+    stateDict.emplace_back(prefix + p.name, p.value, true);
+  for (const auto &p : m.named_buffers(/*recurse=*/false))
+    stateDict.emplace_back(prefix + p.name, p.value, false);
+  for (const auto &child : m.named_children())
+    collectStateDict(child.value, prefix + child.name + ".");
+}
+
+static std::string dtypeKeyword(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+LogicalResult
+Importer::bindInputs(llvm::SmallVectorImpl<Type> &argTypes,
+                     llvm::SmallVectorImpl<std::string> &argNames) {
+  auto unknown = mlir::UnknownLoc::get(&ctx);
+  const c10::FunctionSchema &schema =
+      module.get_method("forward").function().getSchema();
+  std::vector<InputShape> shapes;
+  std::string error;
+  if (!options.exampleInputsPath.empty()) {
+    batch = glimmer_rt::SafetensorsFile::read(options.exampleInputsPath, error);
+    if (!batch)
+      return mlir::emitError(unknown) << "example inputs: " << error;
+  } else if (!options.inputShapes.empty()) {
+    if (!parseInputShapes(options.inputShapes, shapes, error))
+      return mlir::emitError(unknown) << error;
+  } else {
+    return mlir::emitError(unknown)
+           << "the forward arguments need shapes: pass --example-inputs=FILE "
+              "or --input-shapes=NAME:DIMSxDTYPE,...";
+  }
+
+  std::vector<std::string> forwardNames;
+  for (size_t i = 1; i < schema.arguments().size(); ++i)
+    forwardNames.push_back(schema.arguments()[i].name());
+  auto joined = [](const std::vector<std::string> &names) {
+    std::string s;
+    for (const std::string &n : names)
+      s += (s.empty() ? "" : ", ") + n;
+    return s.empty() ? std::string("none") : s;
+  };
+  std::vector<std::string> provided;
+  if (batch)
+    for (const auto &t : batch->tensors())
+      provided.push_back(t.name);
+  else
+    for (const InputShape &s : shapes)
+      provided.push_back(s.name);
+  for (const std::string &name : provided)
+    if (std::find(forwardNames.begin(), forwardNames.end(), name) ==
+        forwardNames.end())
+      return mlir::emitError(unknown)
+             << "example input '" << name
+             << "' matches no argument of forward (arguments: "
+             << joined(forwardNames) << ")";
+
+  for (size_t i = 1; i < schema.arguments().size(); ++i) {
+    const c10::Argument &arg = schema.arguments()[i];
+    std::string name = arg.name();
+    std::optional<RankedTensorType> type;
+    if (batch) {
+      if (const glimmer_rt::TensorInfo *t = batch->find(name)) {
+        Type elem;
+        switch (t->dtype) {
+        case glimmer_rt::DType::F32: elem = b.getF32Type(); break;
+        case glimmer_rt::DType::F64: elem = b.getF64Type(); break;
+        case glimmer_rt::DType::BF16: elem = b.getBF16Type(); break;
+        case glimmer_rt::DType::F16: elem = b.getF16Type(); break;
+        case glimmer_rt::DType::I64: elem = b.getI64Type(); break;
+        case glimmer_rt::DType::I32: elem = b.getI32Type(); break;
+        case glimmer_rt::DType::Bool: elem = b.getI1Type(); break;
+        default:
+          return mlir::emitError(unknown)
+                 << "example input '" << name << "' has unsupported dtype "
+                 << glimmer_rt::dtypeName(t->dtype);
+        }
+        type = RankedTensorType::get(t->shape, elem);
+      }
+    } else {
+      for (const InputShape &s : shapes)
+        if (s.name == name) {
+          Type elem = mlir::StringSwitch<Type>(s.dtype)
+                          .Case("f32", b.getF32Type())
+                          .Case("f64", b.getF64Type())
+                          .Case("bf16", b.getBF16Type())
+                          .Case("f16", b.getF16Type())
+                          .Case("i64", b.getI64Type())
+                          .Case("i32", b.getI32Type())
+                          .Default(b.getI1Type());
+          type = RankedTensorType::get(s.shape, elem);
+        }
+    }
+    jit::Value *graphInput = graph->inputs()[i];
+    if (type) {
+      if (!graphInput->type()->cast<c10::TensorType>())
+        return mlir::emitError(unknown)
+               << "forward argument '" << name
+               << "' is not a tensor but an example input was given for it";
+      argTypes.push_back(*type);
+      argNames.push_back(name);
+      inputGraphIndices.push_back(i);
+      continue;
+    }
+    if (arg.default_value()) {
+      // Keep non-tensor defaults (e.g. flags) as import-time constants.
+      const c10::IValue &d = *arg.default_value();
+      Imp v;
+      if (d.isNone())
+        v.kind = Imp::None;
+      else if (d.isBool())
+        v = Imp::ofBool(d.toBool());
+      else if (d.isInt())
+        v = Imp::ofInt(d.toInt());
+      else if (d.isDouble())
+        v = Imp::ofFloat(d.toDouble());
+      else
+        return mlir::emitError(unknown)
+               << "forward argument '" << name
+               << "' has a default of an unsupported kind";
+      env[graphInput] = v;
+      continue;
+    }
+    return mlir::emitError(unknown)
+           << "forward argument '" << name << "' has no example input in '"
+           << (batch ? options.exampleInputsPath : std::string("--input-shapes"))
+           << "' (it provides: " << joined(provided) << ")";
+  }
+  return success();
+}
+
+LogicalResult Importer::writeWeights() {
+  std::vector<glimmer_rt::TensorView> views;
+  std::vector<at::Tensor> keep;
+  for (auto &[name, tensor, isParam] : stateDict) {
+    at::Tensor t = tensor.detach().contiguous().cpu();
+    keep.push_back(t);
+    glimmer_rt::DType dtype;
+    switch (t.scalar_type()) {
+    case c10::ScalarType::Float: dtype = glimmer_rt::DType::F32; break;
+    case c10::ScalarType::Double: dtype = glimmer_rt::DType::F64; break;
+    case c10::ScalarType::BFloat16: dtype = glimmer_rt::DType::BF16; break;
+    case c10::ScalarType::Half: dtype = glimmer_rt::DType::F16; break;
+    case c10::ScalarType::Long: dtype = glimmer_rt::DType::I64; break;
+    case c10::ScalarType::Int: dtype = glimmer_rt::DType::I32; break;
+    case c10::ScalarType::Bool: dtype = glimmer_rt::DType::Bool; break;
+    default:
+      return mlir::emitError(mlir::UnknownLoc::get(&ctx))
+             << "cannot export '" << name << "' of dtype "
+             << c10::toString(t.scalar_type());
+    }
+    views.push_back({name, dtype,
+                     std::vector<int64_t>(t.sizes().begin(), t.sizes().end()),
+                     t.data_ptr()});
+  }
+  std::string error;
+  if (!glimmer_rt::writeSafetensors(options.weightsOutputPath, views,
+                                    {{"format", "pt"}}, error))
+    return mlir::emitError(mlir::UnknownLoc::get(&ctx)) << error;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+mlir::OwningOpRef<mlir::ModuleOp> Importer::run() {
+  if (failed(loadModule()))
+    return nullptr;
+  llvm::SmallVector<Type> argTypes;
+  llvm::SmallVector<std::string> argNames;
+  if (failed(bindInputs(argTypes, argNames)))
+    return nullptr;
+  collectStateDict(module, "");
+  size_t numInputs = argTypes.size();
+  for (auto &[name, tensor, isParam] : stateDict) {
+    std::vector<int64_t> shape(tensor.sizes().begin(), tensor.sizes().end());
+    try {
+      argTypes.push_back(
+          RankedTensorType::get(shape, elementTypeFor(tensor.scalar_type())));
+    } catch (const ImportError &e) {
+      mlir::emitError(mlir::UnknownLoc::get(&ctx))
+          << "state_dict entry '" << name << "': " << e.message;
+      return nullptr;
+    }
+  }
+
+  auto moduleOp = mlir::ModuleOp::create(mlir::FileLineColLoc::get(
+      &ctx, options.modelPath, 0, 0));
+  b.setInsertionPointToEnd(moduleOp.getBody());
+  auto funcType = b.getFunctionType(argTypes, {});
+  auto func = mlir::func::FuncOp::create(b, moduleOp.getLoc(),
+                                         options.functionName, funcType);
+  mlir::Block *entry = func.addEntryBlock();
+  for (size_t i = 0; i < numInputs; ++i) {
+    func.setArgAttr(i, "glimmer.input", b.getStringAttr(argNames[i]));
+    env[graph->inputs()[inputGraphIndices[i]]] =
+        Imp::ofTensor(entry->getArgument(i));
+  }
+  for (size_t i = 0; i < stateDict.size(); ++i) {
+    auto &[name, tensor, isParam] = stateDict[i];
+    func.setArgAttr(numInputs + i,
+                    isParam ? "glimmer.param" : "glimmer.buffer",
+                    b.getStringAttr(name));
+    stateArgs[name] = entry->getArgument(numInputs + i);
+  }
+  // `self`.
+  Imp self;
+  self.kind = Imp::Module;
+  env[graph->inputs()[0]] = self;
+
+  registerConverters();
+  b.setInsertionPointToEnd(entry);
+  for (jit::Node *node : graph->nodes()) {
+    loc = locOf(node);
+    try {
+      if (tryFold(node))
+        continue;
+      convertNode(node);
+    } catch (const ImportError &e) {
+      mlir::emitError(loc) << e.message;
+      return nullptr;
+    } catch (const c10::Error &e) {
+      std::string what = e.what_without_backtrace();
+      mlir::emitError(loc) << "while importing " << describeNode(node) << ": "
+                           << what.substr(0, what.find('\n'));
+      return nullptr;
+    }
+  }
+
+  // Results.
+  llvm::SmallVector<MValue> results;
+  std::function<bool(const Imp &)> collect = [&](const Imp &v) {
+    if (v.kind == Imp::Tensor) {
+      results.push_back(v.tensor);
+      return true;
+    }
+    if (v.kind == Imp::List) {
+      for (const Imp &e : v.list)
+        if (!collect(e))
+          return false;
+      return true;
+    }
+    if (v.isNumber()) {
+      results.push_back(splat({}, v.kind == Imp::Float ? f32() : i64(),
+                              v.asDouble()));
+      return true;
+    }
+    return false;
+  };
+  for (jit::Value *out : graph->outputs()) {
+    auto it = env.find(out);
+    if (it == env.end() || !collect(it->second)) {
+      mlir::emitError(mlir::UnknownLoc::get(&ctx))
+          << "forward returns a value that is not a tensor or a tuple of "
+             "tensors";
+      return nullptr;
+    }
+  }
+  loc = func.getLoc();
+  mlir::func::ReturnOp::create(b, loc, results);
+  llvm::SmallVector<Type> resultTypes;
+  for (MValue r : results)
+    resultTypes.push_back(r.getType());
+  func.setType(b.getFunctionType(argTypes, resultTypes));
+
+  // Folding and host evaluation leave constants that nothing reads.
+  llvm::SmallVector<mlir::Operation *> ops;
+  for (mlir::Operation &op : *entry)
+    ops.push_back(&op);
+  for (mlir::Operation *op : llvm::reverse(ops))
+    if (mlir::isOpTriviallyDead(op))
+      op->erase();
+
+  if (!options.weightsOutputPath.empty() && failed(writeWeights()))
+    return nullptr;
+  if (mlir::failed(mlir::verify(moduleOp))) {
+    moduleOp.erase();
+    return nullptr;
+  }
+  return moduleOp;
+}
+
+MValue Importer::constantFromTensor(const at::Tensor &tensor) {
+  at::Tensor t = tensor.contiguous().cpu();
+  Type elem = elementTypeFor(t.scalar_type());
+  std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
+  auto type = tensorType(shape, elem);
+  at::Tensor asDouble = t.to(c10::ScalarType::Double).contiguous();
+  const double *data = asDouble.data_ptr<double>();
+  llvm::SmallVector<mlir::Attribute> values;
+  values.reserve(t.numel());
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (mlir::isa<mlir::FloatType>(elem))
+      values.push_back(b.getFloatAttr(elem, data[i]));
+    else if (elem.isInteger(1))
+      values.push_back(b.getIntegerAttr(elem, data[i] != 0 ? 1 : 0));
+    else
+      values.push_back(b.getIntegerAttr(elem, int64_t(data[i])));
+  }
+  return ConstantOp::create(b, loc, mlir::DenseElementsAttr::get(type, values));
+}
+
+/// Imp -> IValue for folding; `type` is the node input's TorchScript type.
+static std::optional<c10::IValue> toFoldIValue(const Imp &v,
+                                               const c10::TypePtr &type) {
+  switch (v.kind) {
+  case Imp::Int:
+    if (type->kind() == c10::TypeKind::TensorType)
+      return c10::IValue(at::scalar_tensor(v.i, at::kLong));
+    return c10::IValue(v.i);
+  case Imp::Float:
+    if (type->kind() == c10::TypeKind::TensorType)
+      return c10::IValue(at::scalar_tensor(v.f, at::kDouble));
+    return c10::IValue(v.f);
+  case Imp::Bool:
+    return c10::IValue(v.b);
+  case Imp::None:
+    return c10::IValue();
+  case Imp::Str:
+    return c10::IValue(v.s);
+  case Imp::Device:
+    return c10::IValue(c10::Device(c10::kCPU));
+  case Imp::Tensor:
+    if (!v.value.defined())
+      return std::nullopt;
+    return c10::IValue(v.value);
+  case Imp::List: {
+    auto listType = type->cast<c10::ListType>();
+    c10::TypePtr elemType =
+        listType ? listType->getElementType() : c10::TypePtr();
+    if (elemType && elemType->kind() == c10::TypeKind::OptionalType) {
+      c10::List<std::optional<at::Tensor>> out;
+      for (const Imp &e : v.list) {
+        if (e.kind == Imp::None)
+          out.push_back(std::nullopt);
+        else if (e.kind == Imp::Tensor && e.value.defined())
+          out.push_back(e.value);
+        else
+          return std::nullopt;
+      }
+      return c10::IValue(out);
+    }
+    if (elemType && elemType->kind() == c10::TypeKind::TensorType) {
+      c10::List<at::Tensor> out;
+      for (const Imp &e : v.list) {
+        if (e.kind != Imp::Tensor || !e.value.defined())
+          return std::nullopt;
+        out.push_back(e.value);
+      }
+      return c10::IValue(out);
+    }
+    if (elemType && elemType->kind() == c10::TypeKind::FloatType) {
+      std::vector<double> out;
+      for (const Imp &e : v.list)
+        out.push_back(e.asDouble());
+      return c10::IValue(out);
+    }
+    std::vector<int64_t> out;
+    for (const Imp &e : v.list) {
+      if (!e.isNumber())
+        return std::nullopt;
+      out.push_back(e.asInt());
+    }
+    return c10::IValue(out);
+  }
+  case Imp::Module:
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+bool Importer::tryFold(jit::Node *node) {
+  std::string kind = node->kind().toQualString();
+  if (kind.rfind("aten::", 0) != 0 || !node->maybeSchema())
+    return false;
+  // Random ops must not be frozen into constants.
+  if (kind == "aten::dropout" || kind == "aten::rand" ||
+      kind == "aten::randn" || kind == "aten::randint" ||
+      kind == "aten::bernoulli" || kind == "aten::normal")
+    return false;
+  bool anyTensor = false;
+  jit::Stack stack;
+  for (size_t i = 0; i < node->inputs().size(); ++i) {
+    auto it = env.find(node->input(i));
+    if (it == env.end())
+      return false;
+    const Imp &v = it->second;
+    if (v.kind == Imp::Tensor) {
+      if (!v.value.defined())
+        return false;
+      anyTensor = true;
+    }
+    if (v.kind == Imp::List)
+      for (const Imp &e : v.list)
+        if (e.kind == Imp::Tensor) {
+          if (!e.value.defined())
+            return false;
+          anyTensor = true;
+        }
+    std::optional<c10::IValue> iv = toFoldIValue(v, node->input(i)->type());
+    if (!iv)
+      return false;
+    stack.push_back(std::move(*iv));
+  }
+  // Creation ops (arange, ones, ...) fold too: their operands are all host
+  // values. Pure host arithmetic is left to the converters.
+  bool creates = false;
+  for (const jit::Value *out : node->outputs())
+    creates |= out->type()->kind() == c10::TypeKind::TensorType;
+  if (!anyTensor && !creates)
+    return false;
+  try {
+    node->getOperation()(stack);
+  } catch (const std::exception &) {
+    return false;
+  }
+  if (stack.size() != node->outputs().size())
+    return false;
+  // Keep folded constants small; large ones are emitted as ops instead.
+  constexpr int64_t kMaxFoldedElements = int64_t(1) << 22;
+  for (const c10::IValue &r : stack)
+    if (r.isTensor() && r.toTensor().numel() > kMaxFoldedElements)
+      return false;
+  for (size_t i = 0; i < stack.size(); ++i) {
+    const c10::IValue &r = stack[i];
+    Imp out;
+    if (r.isTensor()) {
+      at::Tensor t = r.toTensor().detach().clone();
+      if (t.is_complex())
+        return false;
+      out = Imp::ofTensor(constantFromTensor(t));
+      out.value = t;
+    } else if (r.isTensorList()) {
+      std::vector<Imp> parts;
+      for (const at::Tensor &t : r.toTensorVector()) {
+        Imp p = Imp::ofTensor(constantFromTensor(t));
+        p.value = t.detach().clone();
+        parts.push_back(p);
+      }
+      out = Imp::ofList(parts);
+    } else if (r.isInt()) {
+      out = Imp::ofInt(r.toInt());
+    } else if (r.isDouble()) {
+      out = Imp::ofFloat(r.toDouble());
+    } else if (r.isBool()) {
+      out = Imp::ofBool(r.toBool());
+    } else {
+      return false;
+    }
+    env[node->output(i)] = out;
+  }
+  return true;
+}
+
+void Importer::convertNode(jit::Node *node) {
+  std::string kind = node->kind().toQualString();
+  auto it = converters.find(kind);
+  if (it == converters.end()) {
+    fail("unsupported operator " + describeNode(node));
+  }
+  it->second(node);
+}
+
+mlir::OwningOpRef<mlir::ModuleOp>
+glimmer::importTorchScript(MLIRContext &context,
+                           const TorchScriptImportOptions &options) {
+  context.loadDialect<GlimmerDialect, mlir::func::FuncDialect>();
+  Importer importer(context, options);
+  try {
+    return importer.run();
+  } catch (const ImportError &e) {
+    mlir::emitError(mlir::UnknownLoc::get(&context)) << e.message;
+    return nullptr;
+  }
+}
+

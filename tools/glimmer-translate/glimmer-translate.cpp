@@ -1,0 +1,61 @@
+//===- glimmer-translate.cpp - Glimmer translation driver -----------------===//
+//
+// Translations into and out of the glimmer dialect:
+//   --import-torchscript MODEL.pt --example-inputs=BATCH.safetensors
+//       [--input-shapes=...] [--weights-out=W.safetensors] -o OUT.mlir
+//
+//===----------------------------------------------------------------------===//
+
+#include "glimmer/Dialect/Glimmer/IR/GlimmerDialect.h"
+#include "glimmer/Import/TorchScript.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/SourceMgr.h"
+
+static llvm::cl::opt<std::string> exampleInputs(
+    "example-inputs",
+    llvm::cl::desc("safetensors file whose tensors bind to forward arguments "
+                   "by name (import-torchscript)"),
+    llvm::cl::value_desc("file"), llvm::cl::init(""));
+static llvm::cl::opt<std::string> inputShapes(
+    "input-shapes",
+    llvm::cl::desc("Forward argument shapes instead of --example-inputs, e.g. "
+                   "tokens:2x64xi64,images:2x3x224x224xf32"),
+    llvm::cl::value_desc("list"), llvm::cl::init(""));
+static llvm::cl::opt<std::string> weightsOut(
+    "weights-out",
+    llvm::cl::desc("Write the model's parameters and buffers here as "
+                   "safetensors, keyed by state_dict name (import-torchscript)"),
+    llvm::cl::value_desc("file"), llvm::cl::init(""));
+
+int main(int argc, char **argv) {
+  mlir::TranslateToMLIRRegistration importTorchScript(
+      "import-torchscript",
+      "Import the forward of a TorchScript archive into the glimmer dialect",
+      [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+         mlir::MLIRContext *context) -> mlir::OwningOpRef<mlir::Operation *> {
+        glimmer::TorchScriptImportOptions options;
+        options.modelPath = sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID())
+                                ->getBufferIdentifier()
+                                .str();
+        options.exampleInputsPath = exampleInputs;
+        options.inputShapes = inputShapes;
+        options.weightsOutputPath = weightsOut;
+        mlir::OwningOpRef<mlir::ModuleOp> module =
+            glimmer::importTorchScript(*context, options);
+        if (!module)
+          return nullptr;
+        return mlir::OwningOpRef<mlir::Operation *>(module.release());
+      },
+      [](mlir::DialectRegistry &registry) {
+        registry.insert<glimmer::GlimmerDialect, mlir::func::FuncDialect>();
+      });
+  return mlir::failed(mlir::mlirTranslateMain(argc, argv,
+                                              "Glimmer translation driver"))
+             ? 1
+             : 0;
+}
