@@ -26,7 +26,13 @@ llvm_config.with_environment("PATH", config.glimmer_tools_dir, append_path=True)
 
 tool_dirs = [config.glimmer_tools_dir, config.llvm_tools_dir]
 tools = ["glimmer-opt"]
+if config.glimmer_torch_enabled:
+    tools.append("glimmer-translate")
+    config.available_features.add("torch")
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# The project's Python (the virtualenv with torch), for fixture generators.
+config.substitutions.insert(0, ("%python", config.python_executable))
 
 if config.glimmer_unittests_enabled:
     config.available_features.add("unittests")

@@ -831,9 +831,9 @@ void Importer::registerConverters() {
   C["aten::constant_pad_nd"] = [this](jit::Node *n) {
     MValue x = tensorIn(n, 0);
     std::vector<int64_t> pad = intList(in(n, 1));
-    double value = n->inputs().size() > 2 && in(n, 2).isNumber()
-                       ? in(n, 2).asDouble()
-                       : 0.0;
+    // constant_pad_nd(self, pad, value) and pad(self, pad, mode, value).
+    Imp *valueArg = namedInput(n, "value");
+    double value = valueArg && valueArg->isNumber() ? valueArg->asDouble() : 0.0;
     auto s = shapeOf(x);
     std::vector<int64_t> low(s.size(), 0), high(s.size(), 0), out(s.begin(),
                                                                    s.end());

@@ -127,6 +127,8 @@ private:
 
   // Diagnostics and locations.
   Location locOf(jit::Node *node);
+  std::string
+  modulePath(const std::vector<jit::InlinedCallStackEntry> &entries);
   std::string describeNode(jit::Node *node);
 
   // Node conversion.

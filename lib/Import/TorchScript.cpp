@@ -400,24 +400,81 @@ MValue Importer::tensorIn(jit::Node *n, size_t i) {
   return v.tensor;
 }
 
-Location Importer::locOf(jit::Node *node) {
-  Location base = mlir::UnknownLoc::get(&ctx);
-  if (auto flc = node->sourceRange().file_line_col()) {
+static Location sourceLoc(MLIRContext &ctx, const jit::SourceRange &range) {
+  // Ranges in a loaded archive point into its serialized code; the archive's
+  // debug info maps them back to the user's Python source.
+  jit::SourceRange original = range;
+  if (auto generated = range.findSourceRangeThatGenerated())
+    original = *generated;
+  if (auto flc = original.file_line_col()) {
     auto [file, line, col] = *flc;
-    base = mlir::FileLineColLoc::get(&ctx, file, line, col + 1);
+    return mlir::FileLineColLoc::get(&ctx, file, line, col + 1);
   }
+  return mlir::UnknownLoc::get(&ctx);
+}
+
+/// The state_dict-style path of the module a call stack runs in. Inlined
+/// call stacks record only the attribute name of each called submodule
+/// (`layers.0` is recorded as `0` when `layers` is a ModuleList, which is
+/// iterated, not called), so each name is resolved against the module tree,
+/// searching below the current module when it is not a direct child.
+std::string Importer::modulePath(
+    const std::vector<jit::InlinedCallStackEntry> &entries) {
+  std::string path;
+  c10::IValue current = module._ivalue();
+  for (const auto &entry : entries) {
+    const auto &info = std::get<2>(entry);
+    if (!info || info->instance_name().empty())
+      continue;
+    const std::string &name = info->instance_name();
+    // Breadth-first search for the nearest descendant called `name`.
+    std::vector<std::pair<std::string, c10::IValue>> queue{{"", current}};
+    bool found = false;
+    for (size_t q = 0; q < queue.size() && !found; ++q) {
+      auto [prefix, object] = queue[q];
+      if (!object.isObject())
+        continue;
+      auto obj = object.toObject();
+      const auto &type = obj->type();
+      for (size_t i = 0; i < type->numAttributes(); ++i) {
+        if (!type->getAttribute(i)->cast<c10::ClassType>())
+          continue;
+        std::string child = type->getAttributeName(i);
+        std::string childPath = prefix.empty() ? child : prefix + "." + child;
+        if (child == name) {
+          path += (path.empty() ? "" : ".") + childPath;
+          current = obj->getSlot(i);
+          found = true;
+          break;
+        }
+        queue.emplace_back(childPath, obj->getSlot(i));
+      }
+    }
+    if (!found)
+      path += (path.empty() ? "" : ".") + name;
+  }
+  return path;
+}
+
+Location Importer::locOf(jit::Node *node) {
+  Location loc = sourceLoc(ctx, node->sourceRange());
   std::string path;
   if (auto cs = node->callstack()) {
-    for (auto &entry : (*cs)->vec()) {
-      const auto &info = std::get<2>(entry);
-      if (!info || info->instance_name().empty())
-        continue;
-      path += (path.empty() ? "" : ".") + info->instance_name();
+    auto entries = (*cs)->vec();
+    path = modulePath(entries);
+    // Innermost frame first: the call site in each caller, outwards.
+    llvm::SmallVector<Location> frames;
+    for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+      Location site = sourceLoc(ctx, std::get<1>(*it));
+      if (!mlir::isa<mlir::UnknownLoc>(site))
+        frames.push_back(site);
     }
+    if (!frames.empty())
+      loc = mlir::CallSiteLoc::get(loc, frames);
   }
   if (!path.empty())
-    base = mlir::NameLoc::get(b.getStringAttr(path), base);
-  return base;
+    loc = mlir::NameLoc::get(b.getStringAttr(path), loc);
+  return loc;
 }
 
 std::string Importer::describeNode(jit::Node *node) {
