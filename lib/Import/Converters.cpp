@@ -223,7 +223,14 @@ void Importer::registerConverters() {
   C["aten::Int"] = [toNumber](jit::Node *n) { toNumber(n, true); };
   C["aten::Float"] = [toNumber](jit::Node *n) { toNumber(n, false); };
   C["aten::ScalarImplicit"] = [this](jit::Node *n) { setOut(n, 0, in(n, 0)); };
-  C["aten::item"] = [toNumber](jit::Node *n) { toNumber(n, false); };
+  // Tensor.item() keeps the scalar's kind: an integer stays an integer.
+  C["aten::item"] = [this](jit::Node *n) {
+    Imp &v = in(n, 0);
+    if (!v.isNumber())
+      fail("converting a tensor computed at run time to a Python number is "
+           "not supported (the value must be known at compile time)");
+    setOut(n, 0, v);
+  };
 
   //===--------------------------------------------------------------------===//
   // Elementwise arithmetic (tensor or host numbers)
@@ -238,8 +245,7 @@ void Importer::registerConverters() {
     double a = x.asDouble(), c = y.asDouble();
     double r = op == '+' ? a + c : op == '-' ? a - c : op == '*' ? a * c
              : op == '/' ? a / c : std::floor(a / c);
-    setOut(n, 0, isFloat && op != 'f' ? Imp::ofFloat(r)
-                                      : Imp::ofInt(int64_t(r)));
+    setOut(n, 0, isFloat ? Imp::ofFloat(r) : Imp::ofInt(int64_t(r)));
     return true;
   };
   auto alphaScaled = [this](jit::Node *n) -> Imp {
@@ -249,6 +255,8 @@ void Importer::registerConverters() {
       Imp alpha = in(n, 2);
       if (y.kind == Imp::Tensor)
         y = Imp::ofTensor(binary<MulOp>(y, alpha));
+      else if (y.kind == Imp::Int && alpha.kind == Imp::Int)
+        y = Imp::ofInt(y.i * alpha.i);
       else
         y = Imp::ofFloat(y.asDouble() * alpha.asDouble());
     }
@@ -265,8 +273,13 @@ void Importer::registerConverters() {
       return;
     setTensor(n, binary<SubOp>(in(n, 0), alphaScaled(n)));
   };
-  C["aten::rsub"] = [this, alphaScaled](jit::Node *n) {
-    setTensor(n, binary<SubOp>(alphaScaled(n), in(n, 0)));
+  // rsub(self, other, alpha) = other - alpha * self: alpha scales self.
+  C["aten::rsub"] = [this](jit::Node *n) {
+    Imp self = in(n, 0);
+    if (n->inputs().size() > 2 && in(n, 2).isNumber() &&
+        in(n, 2).asDouble() != 1.0)
+      self = Imp::ofTensor(binary<MulOp>(self, in(n, 2)));
+    setTensor(n, binary<SubOp>(in(n, 1), self));
   };
   C["aten::mul"] = [this, hostArith](jit::Node *n) {
     if (hostArith(n, '*'))
@@ -318,17 +331,16 @@ void Importer::registerConverters() {
       setOut(n, 0, Imp::ofFloat(std::pow(x.asDouble(), y.asDouble())));
       return;
     }
+    // PyTorch promotion: int ** int stays integral, int ** float is float.
+    Type elem = promote(x, y);
     if (x.kind == Imp::Tensor && y.isNumber() && y.asDouble() == 2.0) {
-      setTensor(n, binary<MulOp>(x, x));
+      setTensor(n, binary<MulOp>(x, x, elem));
       return;
     }
     if (x.kind == Imp::Tensor && y.isNumber() && y.asDouble() == 1.0) {
-      setTensor(n, x.tensor);
+      setTensor(n, convert(x.tensor, elem));
       return;
     }
-    Type elem = promote(x, y);
-    if (!mlir::isa<mlir::FloatType>(elem))
-      elem = f32();
     setTensor(n, binary<PowOp>(x, y, elem));
   };
   C["aten::maximum"] = [this](jit::Node *n) {
@@ -338,11 +350,12 @@ void Importer::registerConverters() {
     setTensor(n, binary<MinOp>(in(n, 0), in(n, 1)));
   };
   auto clampMinMax = [this](jit::Node *n, Imp *lo, Imp *hi) {
+    // Bounds take part in type promotion: clamp(int, min=0.5) is float.
     Imp x = in(n, 0);
     if (lo && lo->kind != Imp::None)
-      x = Imp::ofTensor(binary<MaxOp>(x, *lo, elemOf(x.tensor)));
+      x = Imp::ofTensor(binary<MaxOp>(x, *lo));
     if (hi && hi->kind != Imp::None)
-      x = Imp::ofTensor(binary<MinOp>(x, *hi, elemOf(x.tensor)));
+      x = Imp::ofTensor(binary<MinOp>(x, *hi));
     setTensor(n, x.tensor);
   };
   C["aten::clamp"] = [this, clampMinMax](jit::Node *n) {
@@ -373,7 +386,13 @@ void Importer::registerConverters() {
   C["aten::erf"] = unary(ErfOp());
   C["aten::sigmoid"] = unary(SigmoidOp());
   C["aten::silu"] = unary(SiluOp());
-  C["aten::relu"] = unary(ReluOp());
+  C["aten::relu"] = [this](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    if (mlir::isa<mlir::FloatType>(elemOf(x)))
+      setTensor(n, ReluOp::create(b, loc, x));
+    else // relu of an integer tensor stays integral
+      setTensor(n, binary<MaxOp>(in(n, 0), Imp::ofInt(0)));
+  };
   C["aten::sin"] = unary(SinOp());
   C["aten::cos"] = unary(CosOp());
   C["aten::gelu"] = [this](jit::Node *n) {
@@ -436,14 +455,31 @@ void Importer::registerConverters() {
     MValue x = asMask(in(n, 0)), y = asMask(in(n, 1));
     setTensor(n, select(x, Imp::ofTensor(y), Imp::ofBool(false)));
   };
-  C["aten::__and__"] = C["aten::logical_and"];
-  C["aten::bitwise_and"] = C["aten::logical_and"];
+  // &, | and their bitwise_* spellings equal the logical ops on booleans
+  // only; on integers they are bitwise, which the dialect has no op for.
+  auto boolOnly = [this](const char *name, const char *logical) {
+    return [this, name, logical](jit::Node *n) {
+      Imp &x = in(n, 0), &y = in(n, 1);
+      if (x.kind == Imp::Bool && y.kind == Imp::Bool) {
+        setOut(n, 0, Imp::ofBool(std::string(logical) == "aten::logical_and"
+                                     ? x.b && y.b
+                                     : x.b || y.b));
+        return;
+      }
+      for (Imp *v : {&x, &y})
+        if (v->kind != Imp::Tensor || !elemOf(v->tensor).isInteger(1))
+          fail(std::string(name) + " of non-boolean operands is not supported");
+      converters[logical](n);
+    };
+  };
+  C["aten::__and__"] = boolOnly("aten::__and__", "aten::logical_and");
+  C["aten::bitwise_and"] = boolOnly("aten::bitwise_and", "aten::logical_and");
   C["aten::logical_or"] = [this, asMask](jit::Node *n) {
     MValue x = asMask(in(n, 0)), y = asMask(in(n, 1));
     setTensor(n, select(x, Imp::ofBool(true), Imp::ofTensor(y)));
   };
-  C["aten::__or__"] = C["aten::logical_or"];
-  C["aten::bitwise_or"] = C["aten::logical_or"];
+  C["aten::__or__"] = boolOnly("aten::__or__", "aten::logical_or");
+  C["aten::bitwise_or"] = boolOnly("aten::bitwise_or", "aten::logical_or");
 
   C["aten::where"] = [this, asMask](jit::Node *n) {
     if (n->inputs().size() != 3)
@@ -492,7 +528,7 @@ void Importer::registerConverters() {
   };
   C["aten::float"] = [this, castTo](jit::Node *n) { castTo(n, f32()); };
   C["aten::double"] = [this, castTo](jit::Node *n) {
-    castTo(n, b.getF64Type());
+    castTo(n, overrideFloat(b.getF64Type()));
   };
   C["aten::long"] = [this, castTo](jit::Node *n) { castTo(n, i64()); };
   C["aten::bool"] = [this, castTo](jit::Node *n) { castTo(n, i1()); };
@@ -775,19 +811,24 @@ void Importer::registerConverters() {
     setOut(n, 0, splitBy(t, dim, sizes));
   };
   C["aten::split_with_sizes"] = C["aten::split"];
-  C["aten::cat"] = [this](jit::Node *n) {
-    Imp &l = in(n, 0);
+  // cat and stack promote their operands to a common type (the promotion
+  // of two tensors yields one of their two element types).
+  auto commonElem = [this](const Imp &l, const char *what) {
     if (l.kind != Imp::List || l.list.empty())
-      fail("cat of an empty or non-list operand");
+      fail(std::string(what) + " of an empty or non-list operand");
+    const Imp *widest = &l.list[0];
+    for (const Imp &e : l.list) {
+      if (e.kind != Imp::Tensor)
+        fail(std::string(what) + " of a list with a non-tensor element");
+      if (promote(*widest, e) != elemOf(widest->tensor))
+        widest = &e;
+    }
+    return elemOf(widest->tensor);
+  };
+  C["aten::cat"] = [this, commonElem](jit::Node *n) {
+    Imp &l = in(n, 0);
     // PyTorch promotes to a common type and skips legacy empty 1-D tensors.
-    Imp acc = l.list[0];
-    for (const Imp &e : l.list)
-      acc = Imp::ofTensor(e.tensor), acc = acc;
-    Type elem = elemOf(l.list[0].tensor);
-    for (const Imp &e : l.list)
-      elem = promote(Imp::ofTensor(materialize(e, elem, shapeOf(e.tensor))),
-                     Imp::ofTensor(materialize(l.list[0], elem,
-                                               shapeOf(l.list[0].tensor))));
+    Type elem = commonElem(l, "cat");
     llvm::SmallVector<MValue> parts;
     std::vector<int64_t> outShape;
     int64_t rank = 0;
@@ -812,17 +853,16 @@ void Importer::registerConverters() {
                                   b.getI64IntegerAttr(dim)));
   };
   C["aten::concat"] = C["aten::cat"];
-  C["aten::stack"] = [this](jit::Node *n) {
+  C["aten::stack"] = [this, commonElem](jit::Node *n) {
     Imp &l = in(n, 0);
-    if (l.kind != Imp::List || l.list.empty())
-      fail("stack of an empty or non-list operand");
+    Type elem = commonElem(l, "stack");
     auto s = shapeOf(l.list[0].tensor);
     int64_t dim = normDim(in(n, 1).asInt(), s.size() + 1);
     std::vector<int64_t> one(s.begin(), s.end());
     one.insert(one.begin() + dim, 1);
     llvm::SmallVector<MValue> parts;
     for (const Imp &e : l.list)
-      parts.push_back(reshape(e.tensor, one));
+      parts.push_back(reshape(convert(e.tensor, elem), one));
     std::vector<int64_t> out = one;
     out[dim] = parts.size();
     setTensor(n, ConcatOp::create(b, loc, tensorType(out, elemOf(parts[0])),
@@ -879,8 +919,11 @@ void Importer::registerConverters() {
   };
   C["aten::full"] = [this, fillLike](jit::Node *n) {
     Imp &v = in(n, 1);
-    fillLike(n, intList(in(n, 0)), v.kind == Imp::Float ? f32() : i64(),
-             v.asDouble());
+    // The fill value's kind gives the default dtype: full(.., True) is bool.
+    Type elem = v.kind == Imp::Float  ? f32()
+                : v.kind == Imp::Bool ? i1()
+                                      : i64();
+    fillLike(n, intList(in(n, 0)), elem, v.asDouble());
   };
   auto likeShape = [this](jit::Node *n) {
     auto s = shapeOf(tensorIn(n, 0));
@@ -949,10 +992,15 @@ void Importer::registerConverters() {
   // Reductions
   //===--------------------------------------------------------------------===//
 
+  // The `dim` argument, by name: sum(self, *, dtype) has a dtype where
+  // sum.dim_IntList has its dims.
   auto dimsArg = [this](jit::Node *n, size_t i) -> std::vector<int64_t> {
-    if (n->inputs().size() <= i || in(n, i).kind == Imp::None)
+    Imp *d = n->maybeSchema() ? namedInput(n, "dim")
+             : n->inputs().size() > i ? &in(n, i)
+                                      : nullptr;
+    if (!d || d->kind == Imp::None)
       return {};
-    return intList(in(n, i));
+    return intList(*d);
   };
   C["aten::sum"] = [this, dimsArg, dtypeOr](jit::Node *n) {
     MValue x = tensorIn(n, 0);
@@ -1110,6 +1158,8 @@ void Importer::registerConverters() {
       eps = std::numeric_limits<double>::epsilon();
     else if (elemOf(x).isF32())
       eps = std::numeric_limits<float>::epsilon();
+    else if (elemOf(x).isF16())
+      eps = 0.0009765625; // f16 epsilon (2^-10)
     else
       eps = 0.0078125; // bf16 epsilon
     setTensor(n, RmsNormOp::create(b, loc, x, convert(w, elemOf(x)),
@@ -1167,7 +1217,19 @@ void Importer::registerConverters() {
         fail("scaled_dot_product_attention with an attn_mask computed at run "
              "time is not supported; use is_causal or a mask built from "
              "positions");
-      at::Tensor m = mask.value.to(c10::ScalarType::Bool);
+      // A boolean mask keeps the true positions; a floating one is added to
+      // the scores, so only 0 (keep) and -inf (drop) are a mask.
+      at::Tensor m;
+      if (at::isFloatingType(mask.value.scalar_type())) {
+        at::Tensor keep = mask.value == 0;
+        at::Tensor drop = mask.value == -std::numeric_limits<double>::infinity();
+        if (!(keep | drop).all().item<bool>())
+          fail("scaled_dot_product_attention with a floating-point attn_mask "
+               "that is not all 0 / -inf (an additive bias) is not supported");
+        m = keep;
+      } else {
+        m = mask.value.to(c10::ScalarType::Bool);
+      }
       int64_t tq = qs[2], tk = ks[2];
       at::Tensor full = m.expand({qs[0], qs[1], tq, tk});
       at::Tensor tri = at::ones({tq, tk}, at::kBool).tril();

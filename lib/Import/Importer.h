@@ -154,7 +154,14 @@ private:
   RankedTensorType tensorType(llvm::ArrayRef<int64_t> shape, Type elem) {
     return RankedTensorType::get(shape, elem);
   }
-  Type f32() { return b.getF32Type(); }
+  /// The default floating-point type (f32 unless --dtype overrides it).
+  Type f32() { return floatOverride ? floatOverride : b.getF32Type(); }
+  /// Applies --dtype to a traced element type.
+  Type overrideFloat(Type t) {
+    return floatOverride && mlir::isa<mlir::FloatType>(t) ? floatOverride : t;
+  }
+  Type floatOverride;
+  c10::ScalarType floatOverrideScalar = c10::ScalarType::Undefined;
   Type i64() { return b.getI64Type(); }
   Type i1() { return b.getI1Type(); }
   Type elementTypeFor(c10::ScalarType t);

@@ -98,6 +98,8 @@ bool glimmer::parseInputShapes(const std::string &text,
 //===----------------------------------------------------------------------===//
 
 Type Importer::elementTypeFor(c10::ScalarType t) {
+  if (floatOverride && c10::isFloatingType(t))
+    return floatOverride;
   switch (t) {
   case c10::ScalarType::Float:
     return b.getF32Type();
@@ -231,8 +233,27 @@ MValue Importer::materialize(const Imp &v, Type elem,
   return splat(shape, elem, v.asDouble());
 }
 
+/// A Python scalar that tracing recorded as a zero-dim tensor constant (a
+/// "wrapped number", e.g. the 2.5 of `x * 2.5`) promotes as a Python number:
+/// int_tensor * 2.5 is f32, not f64.
+static const Imp &promotionOperand(const Imp &v, Imp &scratch) {
+  if (v.kind != Imp::Tensor || !v.value.defined() ||
+      !v.value.unsafeGetTensorImpl()->is_wrapped_number())
+    return v;
+  if (v.value.is_floating_point())
+    scratch = Imp::ofFloat(0);
+  else if (v.value.scalar_type() == c10::ScalarType::Bool)
+    scratch = Imp::ofBool(false);
+  else
+    scratch = Imp::ofInt(0);
+  return scratch;
+}
+
 /// PyTorch's type promotion for (tensor|number, tensor|number).
-Type Importer::promote(const Imp &x, const Imp &y) {
+Type Importer::promote(const Imp &xIn, const Imp &yIn) {
+  Imp xScratch, yScratch;
+  const Imp &x = promotionOperand(xIn, xScratch);
+  const Imp &y = promotionOperand(yIn, yScratch);
   auto category = [](Type t) {
     return mlir::isa<mlir::FloatType>(t) ? 2 : t.isInteger(1) ? 0 : 1;
   };
@@ -606,7 +627,7 @@ Importer::bindInputs(llvm::SmallVectorImpl<Type> &argTypes,
                  << "example input '" << name << "' has unsupported dtype "
                  << glimmer_rt::dtypeName(t->dtype);
         }
-        type = RankedTensorType::get(t->shape, elem);
+        type = RankedTensorType::get(t->shape, overrideFloat(elem));
       }
     } else {
       for (const InputShape &s : shapes)
@@ -619,7 +640,7 @@ Importer::bindInputs(llvm::SmallVectorImpl<Type> &argTypes,
                           .Case("i64", b.getI64Type())
                           .Case("i32", b.getI32Type())
                           .Default(b.getI1Type());
-          type = RankedTensorType::get(s.shape, elem);
+          type = RankedTensorType::get(s.shape, overrideFloat(elem));
         }
     }
     jit::Value *graphInput = graph->inputs()[i];
@@ -696,6 +717,18 @@ LogicalResult Importer::writeWeights() {
 //===----------------------------------------------------------------------===//
 
 mlir::OwningOpRef<mlir::ModuleOp> Importer::run() {
+  if (options.floatType == "f64") {
+    floatOverride = b.getF64Type();
+    floatOverrideScalar = c10::ScalarType::Double;
+  } else if (options.floatType == "f32") {
+    floatOverride = b.getF32Type();
+    floatOverrideScalar = c10::ScalarType::Float;
+  } else if (!options.floatType.empty()) {
+    mlir::emitError(mlir::UnknownLoc::get(&ctx))
+        << "unsupported floating-point type '" << options.floatType
+        << "' (expected f32 or f64)";
+    return nullptr;
+  }
   if (failed(loadModule()))
     return nullptr;
   llvm::SmallVector<Type> argTypes;
@@ -932,6 +965,21 @@ bool Importer::tryFold(jit::Node *node) {
     std::optional<c10::IValue> iv = toFoldIValue(v, node->input(i)->type());
     if (!iv)
       return false;
+    if (floatOverride) {
+      // Fold at the program's precision: float tensors and float dtype
+      // arguments take the --dtype type.
+      if (iv->isTensor() && iv->toTensor().is_floating_point())
+        *iv = iv->toTensor().to(floatOverrideScalar);
+      const auto &args = node->schema().arguments();
+      if (i < args.size() && iv->isInt()) {
+        c10::TypePtr real = args[i].real_type();
+        if (auto opt = real->cast<c10::OptionalType>())
+          real = opt->getElementType();
+        if (real->kind() == c10::TypeKind::ScalarTypeType &&
+            c10::isFloatingType(c10::ScalarType(iv->toInt())))
+          *iv = c10::IValue(int64_t(floatOverrideScalar));
+      }
+    }
     stack.push_back(std::move(*iv));
   }
   // Creation ops (arange, ones, ...) fold too: their operands are all host

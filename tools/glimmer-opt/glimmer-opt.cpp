@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "glimmer/Conversion/Passes.h"
 #include "glimmer/Dialect/Glimmer/IR/GlimmerDialect.h"
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 #include "glimmer/Spmd/SpmdContext.h"
@@ -24,8 +25,10 @@ static llvm::cl::opt<std::string> spmdLayout(
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<glimmer::GlimmerDialect, mlir::func::FuncDialect>();
+  registry.insert<glimmer::GlimmerDialect, mlir::func::FuncDialect,
+                  mlir::emitc::EmitCDialect>();
   glimmer::registerGlimmerPasses();
+  glimmer::registerGlimmerConversionPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();

@@ -3,9 +3,11 @@
 // Translations into and out of the glimmer dialect:
 //   --import-torchscript MODEL.pt --example-inputs=BATCH.safetensors
 //       [--input-shapes=...] [--weights-out=W.safetensors] -o OUT.mlir
+//   --emit-cpp PROGRAM.mlir -o PROGRAM.cpp
 //
 //===----------------------------------------------------------------------===//
 
+#include "glimmer/Conversion/Passes.h"
 #include "glimmer/Dialect/Glimmer/IR/GlimmerDialect.h"
 #include "glimmer/Import/TorchScript.h"
 
@@ -26,6 +28,11 @@ static llvm::cl::opt<std::string> inputShapes(
     llvm::cl::desc("Forward argument shapes instead of --example-inputs, e.g. "
                    "tokens:2x64xi64,images:2x3x224x224xf32"),
     llvm::cl::value_desc("list"), llvm::cl::init(""));
+static llvm::cl::opt<std::string> floatType(
+    "dtype",
+    llvm::cl::desc("Run every floating-point tensor at this precision: f32 or "
+                   "f64 (import-torchscript; default: as traced)"),
+    llvm::cl::value_desc("f32|f64"), llvm::cl::init(""));
 static llvm::cl::opt<std::string> weightsOut(
     "weights-out",
     llvm::cl::desc("Write the model's parameters and buffers here as "
@@ -45,6 +52,7 @@ int main(int argc, char **argv) {
         options.exampleInputsPath = exampleInputs;
         options.inputShapes = inputShapes;
         options.weightsOutputPath = weightsOut;
+        options.floatType = floatType;
         mlir::OwningOpRef<mlir::ModuleOp> module =
             glimmer::importTorchScript(*context, options);
         if (!module)
@@ -53,6 +61,19 @@ int main(int argc, char **argv) {
       },
       [](mlir::DialectRegistry &registry) {
         registry.insert<glimmer::GlimmerDialect, mlir::func::FuncDialect>();
+      });
+  mlir::TranslateFromMLIRRegistration emitCpp(
+      "emit-cpp",
+      "Lower glimmer functions to runtime calls and print them as C++",
+      [](mlir::Operation *op, llvm::raw_ostream &os) -> mlir::LogicalResult {
+        auto module = llvm::dyn_cast<mlir::ModuleOp>(op);
+        if (!module)
+          return op->emitError() << "--emit-cpp expects a builtin.module";
+        return glimmer::emitCpp(module, os);
+      },
+      [](mlir::DialectRegistry &registry) {
+        registry.insert<glimmer::GlimmerDialect, mlir::func::FuncDialect,
+                        mlir::emitc::EmitCDialect>();
       });
   return mlir::failed(mlir::mlirTranslateMain(argc, argv,
                                               "Glimmer translation driver"))

@@ -29,6 +29,11 @@ struct TorchScriptImportOptions {
   std::string weightsOutputPath;
   /// Name of the emitted function.
   std::string functionName = "forward";
+  /// When "f32" or "f64", every floating-point tensor of the program (inputs,
+  /// parameters, constants, and the targets of casts the model traced, e.g.
+  /// `.float()`) gets this precision, and values folded at import time are
+  /// computed in it. Empty keeps the traced dtypes.
+  std::string floatType;
 };
 
 /// Imports the model. Problems are reported as MLIR diagnostics on `context`

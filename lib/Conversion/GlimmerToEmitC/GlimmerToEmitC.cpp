@@ -1,0 +1,584 @@
+//===- GlimmerToEmitC.cpp - glimmer -> runtime calls in EmitC -------------===//
+//
+// Each glimmer op becomes one `emitc.call_opaque` of its runtime kernel.
+// Attributes are rendered as C++ literals (shapes and index lists as braced
+// lists, doubles with 17 significant digits so that they round-trip
+// exactly, enums as qualified enumerators).
+//
+//===----------------------------------------------------------------------===//
+
+#include "glimmer/Conversion/Passes.h"
+#include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
+
+#include "mlir/Dialect/EmitC/IR/EmitC.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/Cpp/CppEmitter.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace glimmer {
+#define GEN_PASS_DEF_CONVERTGLIMMERTOEMITC
+#include "glimmer/Conversion/Passes.h.inc"
+} // namespace glimmer
+
+using namespace mlir;
+using namespace glimmer;
+
+namespace {
+
+constexpr llvm::StringLiteral kTensorType = "glimmer_rt::Tensor";
+constexpr llvm::StringLiteral kFrameType = "glimmer_rt::Frame&";
+
+std::string realLiteral(double v) {
+  if (std::isnan(v))
+    return "std::numeric_limits<double>::quiet_NaN()";
+  if (std::isinf(v))
+    return v > 0 ? "std::numeric_limits<double>::infinity()"
+                 : "-std::numeric_limits<double>::infinity()";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.17g", v);
+  std::string s = buf;
+  // Keep it a floating-point literal.
+  if (s.find_first_of(".eE") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
+std::string intList(ArrayRef<int64_t> values) {
+  std::string s = "{";
+  for (size_t i = 0; i < values.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(values[i]);
+  return s + "}";
+}
+
+std::string dtypeLiteral(Type t) {
+  const char *name = nullptr;
+  if (t.isF32())
+    name = "F32";
+  else if (t.isF64())
+    name = "F64";
+  else if (t.isBF16())
+    name = "BF16";
+  else if (t.isF16())
+    name = "F16";
+  else if (t.isInteger(64))
+    name = "I64";
+  else if (t.isInteger(32))
+    name = "I32";
+  else if (t.isInteger(1))
+    name = "Bool";
+  else
+    return "";
+  return std::string("glimmer_rt::DType::") + name;
+}
+
+/// Builds one runtime call: operands and literal arguments in call order.
+class Call {
+public:
+  Call(OpBuilder &b, Location loc, StringRef callee)
+      : b(b), loc(loc), callee(("glimmer_rt::" + callee).str()) {}
+
+  Call &operand(Value v) {
+    args.push_back(b.getIndexAttr(operands.size()));
+    operands.push_back(v);
+    return *this;
+  }
+  /// An optional tensor operand: an undefined Tensor when absent.
+  Call &optional(Value v) {
+    return v ? operand(v) : literal("glimmer_rt::Tensor()");
+  }
+  Call &literal(StringRef text) {
+    args.push_back(emitc::OpaqueAttr::get(b.getContext(), text));
+    return *this;
+  }
+  Call &integer(int64_t v) { return literal(std::to_string(v)); }
+  Call &real(double v) { return literal(realLiteral(v)); }
+  Call &real(FloatAttr v) { return real(v.getValueAsDouble()); }
+  Call &real(const APFloat &v) { return real(v.convertToDouble()); }
+  Call &boolean(bool v) { return literal(v ? "true" : "false"); }
+  Call &ints(ArrayRef<int64_t> v) { return literal(intList(v)); }
+  Call &dtype(Type t) { return literal(dtypeLiteral(t)); }
+
+  SmallVector<Value> build(TypeRange results) {
+    auto call = emitc::CallOpaqueOp::create(b, loc, results, callee, operands,
+                                            b.getArrayAttr(args));
+    return SmallVector<Value>(call.getResults());
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+  std::string callee;
+  SmallVector<Attribute> args;
+  SmallVector<Value> operands;
+};
+
+/// The module path of an op, from the importer's NameLoc, or "".
+StringRef modulePathOf(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().getValue();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location l : fused.getLocations())
+      if (auto name = dyn_cast<NameLoc>(l))
+        return name.getName().getValue();
+  return "";
+}
+
+class FunctionLowering {
+public:
+  FunctionLowering(OpBuilder &b, func::FuncOp func)
+      : b(b), func(func), ctx(func.getContext()) {
+    tensorType = emitc::OpaqueType::get(ctx, kTensorType);
+  }
+
+  LogicalResult run();
+
+private:
+  Value map(Value v) { return mapping.lookup(v); }
+  LogicalResult lower(Operation *op);
+  Type tensorTypes() { return tensorType; }
+  SmallVector<Type> tensorTypes(unsigned n) {
+    return SmallVector<Type>(n, tensorType);
+  }
+  void bind(Operation *op, ArrayRef<Value> results) {
+    for (auto [old, now] : llvm::zip(op->getResults(), results))
+      mapping[old] = now;
+  }
+
+  OpBuilder &b;
+  func::FuncOp func;
+  MLIRContext *ctx;
+  Type tensorType;
+  Value frame;
+  DenseMap<Value, Value> mapping;
+  std::string lastPath;
+};
+
+LogicalResult FunctionLowering::run() {
+  if (!func.getBody().hasOneBlock())
+    return func.emitError() << "only single-block functions can be lowered";
+  auto frameType = emitc::OpaqueType::get(ctx, kFrameType);
+  auto emitFunc = emitc::FuncOp::create(
+      b, func.getLoc(), func.getName(),
+      b.getFunctionType({frameType}, {}));
+  Block *entry = emitFunc.addEntryBlock();
+  frame = entry->getArgument(0);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(entry);
+
+  for (BlockArgument arg : func.getArguments()) {
+    std::string comment;
+    for (StringRef kind : {"input", "param", "buffer"})
+      if (auto name = func.getArgAttrOfType<StringAttr>(
+              arg.getArgNumber(), ("glimmer." + kind).str()))
+        comment = ("// " + kind + " " + name.getValue()).str();
+    if (comment.empty())
+      comment = "// argument " + std::to_string(arg.getArgNumber());
+    emitc::VerbatimOp::create(b, arg.getLoc(), comment);
+    mapping[arg] = Call(b, arg.getLoc(), "input")
+                       .operand(frame)
+                       .integer(arg.getArgNumber())
+                       .build(tensorType)[0];
+  }
+  for (Operation &op : func.getBody().front())
+    if (failed(lower(&op)))
+      return failure();
+  emitc::ReturnOp::create(b, func.getLoc(), Value());
+
+  // A C-linkage entry point for dlsym.
+  b.setInsertionPointAfter(emitFunc);
+  emitc::VerbatimOp::create(
+      b, func.getLoc(),
+      ("extern \"C\" void glimmer_entry_" + func.getName() +
+       "(glimmer_rt::Frame &frame) { " + func.getName() + "(frame); }")
+          .str());
+  return success();
+}
+
+/// Lowers `op` at the builder's insertion point.
+LogicalResult FunctionLowering::lower(Operation *op) {
+  Location loc = op->getLoc();
+  StringRef path = modulePathOf(loc);
+  if (!path.empty() && path != lastPath) {
+    emitc::VerbatimOp::create(b, loc, ("// " + path).str());
+    lastPath = path.str();
+  }
+  auto call = [&](StringRef callee) { return Call(b, loc, callee); };
+  auto one = [&](Call c) {
+    bind(op, c.build(tensorType));
+    return success();
+  };
+  auto many = [&](Call c) {
+    bind(op, c.build(tensorTypes(op->getNumResults())));
+    return success();
+  };
+  auto typeOf = [](Value v) { return cast<RankedTensorType>(v.getType()); };
+
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](func::ReturnOp ret) -> LogicalResult {
+        for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+          call("output").operand(frame).integer(i).operand(map(v)).build({});
+        return success();
+      })
+      .Case([&](MeshOp) { return success(); })
+      .Case([&](ShardingConstraintOp s) -> LogicalResult {
+        mapping[s.getResult()] = map(s.getInput());
+        return success();
+      })
+      .Case([&](ConstantOp c) -> LogicalResult {
+        auto attr = dyn_cast<DenseElementsAttr>(c.getValue());
+        if (!attr)
+          return c.emitOpError() << "only dense constants can be lowered";
+        RankedTensorType t = typeOf(c.getResult());
+        std::vector<double> values;
+        if (isa<FloatType>(t.getElementType())) {
+          for (APFloat v : attr.getValues<APFloat>()) {
+            bool lost;
+            v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                      &lost);
+            values.push_back(v.convertToDouble());
+            if (attr.isSplat())
+              break;
+          }
+        } else {
+          for (APInt v : attr.getValues<APInt>()) {
+            values.push_back(t.getElementType().isInteger(1)
+                                 ? double(v.getZExtValue())
+                                 : double(v.getSExtValue()));
+            if (attr.isSplat())
+              break;
+          }
+        }
+        if (attr.isSplat())
+          return one(call("full")
+                         .dtype(t.getElementType())
+                         .ints(t.getShape())
+                         .real(values[0]));
+        std::string list = "std::vector<double>{";
+        for (size_t i = 0; i < values.size(); ++i)
+          list += (i ? ", " : "") + realLiteral(values[i]);
+        list += "}";
+        return one(call("constant")
+                       .dtype(t.getElementType())
+                       .ints(t.getShape())
+                       .literal(list));
+      })
+      .Case<NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, ErfOp, SigmoidOp,
+            SiluOp, ReluOp, SinOp, CosOp>([&](Operation *u) -> LogicalResult {
+        return one(call(u->getName().stripDialect()).operand(map(u->getOperand(0))));
+      })
+      .Case([&](GeluOp g) -> LogicalResult {
+        return one(call("gelu")
+                       .operand(map(g.getInput()))
+                       .boolean(g.getApproximate() == GeluApproximation::Tanh));
+      })
+      .Case<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp>(
+          [&](Operation *bin) {
+            return one(call(bin->getName().stripDialect())
+                           .operand(map(bin->getOperand(0)))
+                           .operand(map(bin->getOperand(1))));
+          })
+      .Case([&](CompareOp c) -> LogicalResult {
+        return one(call("compare")
+                       .literal(("glimmer_rt::CompareDir::" +
+                                 stringifyCompareDirection(c.getDirection())
+                                     .upper()))
+                       .operand(map(c.getLhs()))
+                       .operand(map(c.getRhs())));
+      })
+      .Case([&](SelectOp s) -> LogicalResult {
+        return one(call("select")
+                       .operand(map(s.getCond()))
+                       .operand(map(s.getOnTrue()))
+                       .operand(map(s.getOnFalse())));
+      })
+      .Case([&](ConvertOp c) -> LogicalResult {
+        return one(call("convert")
+                       .operand(map(c.getInput()))
+                       .dtype(typeOf(c.getOutput()).getElementType()));
+      })
+      .Case([&](ReduceOp r) -> LogicalResult {
+        std::string kind = stringifyReductionKind(r.getKind()).str();
+        kind[0] = std::toupper(kind[0]);
+        return one(call("reduce")
+                       .literal("glimmer_rt::Reduction::" + kind)
+                       .operand(map(r.getInput()))
+                       .ints(r.getDims())
+                       .boolean(r.getKeepDims()));
+      })
+      .Case([&](CumsumOp c) -> LogicalResult {
+        return one(
+            call("cumsum").operand(map(c.getInput())).integer(c.getDim()));
+      })
+      .Case([&](IotaOp i) -> LogicalResult {
+        RankedTensorType t = typeOf(i.getOutput());
+        return one(call("iota")
+                       .dtype(t.getElementType())
+                       .ints(t.getShape())
+                       .integer(i.getDim()));
+      })
+      .Case([&](ReshapeOp r) -> LogicalResult {
+        return one(call("reshape")
+                       .operand(map(r.getInput()))
+                       .ints(typeOf(r.getOutput()).getShape()));
+      })
+      .Case([&](TransposeOp t) -> LogicalResult {
+        return one(call("transpose")
+                       .operand(map(t.getInput()))
+                       .ints(t.getPermutation()));
+      })
+      .Case([&](BroadcastInDimOp bc) -> LogicalResult {
+        return one(call("broadcastInDim")
+                       .operand(map(bc.getInput()))
+                       .ints(typeOf(bc.getOutput()).getShape())
+                       .ints(bc.getDims()));
+      })
+      .Case([&](SliceOp s) -> LogicalResult {
+        return one(call("slice")
+                       .operand(map(s.getInput()))
+                       .ints(s.getStart())
+                       .ints(s.getLimit())
+                       .ints(s.getStride()));
+      })
+      .Case([&](ConcatOp c) -> LogicalResult {
+        Call list = call("tensorList");
+        for (Value v : c.getInputs())
+          list.operand(map(v));
+        Value parts = list.build(emitc::OpaqueType::get(
+            ctx, "std::vector<glimmer_rt::Tensor>"))[0];
+        return one(call("concat").operand(parts).integer(c.getDim()));
+      })
+      .Case([&](PadOp p) -> LogicalResult {
+        return one(call("pad")
+                       .operand(map(p.getInput()))
+                       .ints(p.getLow())
+                       .ints(p.getHigh())
+                       .real(p.getValue()));
+      })
+      .Case([&](EmbeddingOp e) -> LogicalResult {
+        return one(call("embedding")
+                       .operand(map(e.getTable()))
+                       .operand(map(e.getIds())));
+      })
+      .Case([&](EmbeddingGradOp e) -> LogicalResult {
+        return one(call("embeddingGrad")
+                       .operand(map(e.getGrad()))
+                       .operand(map(e.getIds()))
+                       .integer(typeOf(e.getOutput()).getDimSize(0)));
+      })
+      .Case([&](LinearOp l) -> LogicalResult {
+        return one(call("linear")
+                       .operand(map(l.getInput()))
+                       .operand(map(l.getWeight()))
+                       .optional(map(l.getBias())));
+      })
+      .Case([&](MatmulOp m) -> LogicalResult {
+        return one(call("matmul")
+                       .operand(map(m.getLhs()))
+                       .operand(map(m.getRhs()))
+                       .boolean(m.getTransposeLhs())
+                       .boolean(m.getTransposeRhs()));
+      })
+      .Case([&](RmsNormOp n) -> LogicalResult {
+        return one(call("rmsNorm")
+                       .operand(map(n.getInput()))
+                       .operand(map(n.getWeight()))
+                       .real(n.getEps()));
+      })
+      .Case([&](RmsNormGradOp n) -> LogicalResult {
+        return many(call("rmsNormGrad")
+                        .operand(map(n.getGrad()))
+                        .operand(map(n.getInput()))
+                        .operand(map(n.getWeight()))
+                        .real(n.getEps()));
+      })
+      .Case([&](LayerNormOp n) -> LogicalResult {
+        return one(call("layerNorm")
+                       .operand(map(n.getInput()))
+                       .operand(map(n.getWeight()))
+                       .operand(map(n.getBias()))
+                       .real(n.getEps()));
+      })
+      .Case([&](LayerNormGradOp n) -> LogicalResult {
+        return many(call("layerNormGrad")
+                        .operand(map(n.getGrad()))
+                        .operand(map(n.getInput()))
+                        .operand(map(n.getWeight()))
+                        .real(n.getEps()));
+      })
+      .Case([&](RopeOp r) -> LogicalResult {
+        return one(call("rope")
+                       .operand(map(r.getInput()))
+                       .operand(map(r.getPositions()))
+                       .real(r.getTheta())
+                       .literal(r.getStyle() == RopeStyle::Half
+                                    ? "glimmer_rt::RopeStyle::Half"
+                                    : "glimmer_rt::RopeStyle::Interleaved")
+                       .boolean(r.getInverse()));
+      })
+      .Case([&](AttentionOp a) -> LogicalResult {
+        return many(call("attention")
+                        .operand(map(a.getQuery()))
+                        .operand(map(a.getKey()))
+                        .operand(map(a.getValue()))
+                        .optional(map(a.getQueryPositions()))
+                        .optional(map(a.getKeyPositions()))
+                        .optional(map(a.getQueryDocuments()))
+                        .optional(map(a.getKeyDocuments()))
+                        .boolean(a.getCausal())
+                        .real(a.getScale()));
+      })
+      .Case([&](AttentionGradOp a) -> LogicalResult {
+        return many(call("attentionGrad")
+                        .operand(map(a.getGrad()))
+                        .operand(map(a.getQuery()))
+                        .operand(map(a.getKey()))
+                        .operand(map(a.getValue()))
+                        .operand(map(a.getOutput()))
+                        .operand(map(a.getLse()))
+                        .optional(map(a.getQueryPositions()))
+                        .optional(map(a.getKeyPositions()))
+                        .optional(map(a.getQueryDocuments()))
+                        .optional(map(a.getKeyDocuments()))
+                        .boolean(a.getCausal())
+                        .real(a.getScale()));
+      })
+      .Case([&](SoftmaxOp s) -> LogicalResult {
+        return one(
+            call("softmax").operand(map(s.getInput())).integer(s.getDim()));
+      })
+      .Case([&](SoftmaxGradOp s) -> LogicalResult {
+        return one(call("softmaxGrad")
+                       .operand(map(s.getGrad()))
+                       .operand(map(s.getOutputValue()))
+                       .integer(s.getDim()));
+      })
+      .Case([&](CrossEntropyOp c) -> LogicalResult {
+        return many(call("crossEntropy")
+                        .operand(map(c.getLogits()))
+                        .operand(map(c.getLabels()))
+                        .integer(c.getIgnoreIndex())
+                        .dtype(typeOf(c.getSum()).getElementType()));
+      })
+      .Case([&](CrossEntropyGradOp c) -> LogicalResult {
+        return one(call("crossEntropyGrad")
+                       .operand(map(c.getGrad()))
+                       .operand(map(c.getLogits()))
+                       .operand(map(c.getLabels()))
+                       .integer(c.getIgnoreIndex()));
+      })
+      .Case([&](Conv2dOp c) {
+        return one(call("conv2d")
+                       .operand(map(c.getInput()))
+                       .operand(map(c.getWeight()))
+                       .optional(map(c.getBias()))
+                       .ints(c.getStride())
+                       .ints(c.getPadding()));
+      })
+      .Case([&](Conv2dGradOp c) {
+        return many(call("conv2dGrad")
+                        .operand(map(c.getGrad()))
+                        .operand(map(c.getInput()))
+                        .operand(map(c.getWeight()))
+                        .ints(c.getStride())
+                        .ints(c.getPadding()));
+      })
+      .Case([&](AdamWUpdateOp a) -> LogicalResult {
+        return many(call("adamwUpdate")
+                        .operand(map(a.getParam()))
+                        .operand(map(a.getGrad()))
+                        .operand(map(a.getExpAvg()))
+                        .operand(map(a.getExpAvgSq()))
+                        .operand(map(a.getStep()))
+                        .real(a.getLr())
+                        .real(a.getBeta1())
+                        .real(a.getBeta2())
+                        .real(a.getEps())
+                        .real(a.getWeightDecay()));
+      })
+      .Case([&](SgdUpdateOp s) -> LogicalResult {
+        return one(call("sgdUpdate")
+                       .operand(map(s.getParam()))
+                       .operand(map(s.getGrad()))
+                       .real(s.getLr())
+                       .real(s.getWeightDecay()));
+      })
+      .Case([&](VisionBankIndicesOp v) -> LogicalResult {
+        return one(call("visionBankIndices")
+                       .operand(map(v.getTokens()))
+                       .integer(v.getImageTokenId()));
+      })
+      .Case([&](VisionGatherOp v) -> LogicalResult {
+        return one(call("visionGather")
+                       .operand(map(v.getEmbeds()))
+                       .operand(map(v.getBank()))
+                       .operand(map(v.getIndices())));
+      })
+      .Case([&](VisionGatherGradOp v) -> LogicalResult {
+        return many(call("visionGatherGrad")
+                        .operand(map(v.getGrad()))
+                        .operand(map(v.getIndices()))
+                        .integer(typeOf(v.getBankGrad()).getDimSize(0)));
+      })
+      .Case<CpPermuteOp, CpUnpermuteOp>([&](Operation *p) -> LogicalResult {
+        bool inverse = isa<CpUnpermuteOp>(p);
+        auto dim = p->getAttrOfType<IntegerAttr>("dim").getInt();
+        auto cp = p->getAttrOfType<IntegerAttr>("cp").getInt();
+        Balancer balancer = inverse ? cast<CpUnpermuteOp>(p).getBalancer()
+                                    : cast<CpPermuteOp>(p).getBalancer();
+        return one(call("cpPermute")
+                       .operand(map(p->getOperand(0)))
+                       .integer(dim)
+                       .integer(cp)
+                       .literal(balancer == Balancer::HeadTail
+                                    ? "glimmer_rt::Balancer::HeadTail"
+                                    : "glimmer_rt::Balancer::Contiguous")
+                       .boolean(inverse));
+      })
+      .Default([&](Operation *other) -> LogicalResult {
+        return other->emitOpError()
+               << "has no runtime lowering (collectives need a partitioned "
+                  "program and a communicator)";
+      });
+}
+
+struct ConvertGlimmerToEmitCPass
+    : public glimmer::impl::ConvertGlimmerToEmitCBase<
+          ConvertGlimmerToEmitCPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    OpBuilder b(&getContext());
+    b.setInsertionPointToStart(module.getBody());
+    emitc::IncludeOp::create(b, module.getLoc(), "glimmer_rt/Program.h",
+                             /*isStandardInclude=*/false);
+    emitc::IncludeOp::create(b, module.getLoc(), "limits",
+                             /*isStandardInclude=*/true);
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs) {
+      b.setInsertionPoint(func);
+      FunctionLowering lowering(b, func);
+      if (failed(lowering.run()))
+        return signalPassFailure();
+      func.erase();
+    }
+    // Mesh declarations have no C++ counterpart.
+    for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
+      mesh.erase();
+    module->removeAttr(GlimmerDialect::getSpmdAttrName());
+  }
+};
+
+} // namespace
+
+LogicalResult glimmer::emitCpp(ModuleOp module, llvm::raw_ostream &os) {
+  OwningOpRef<ModuleOp> copy(module.clone());
+  PassManager pm(module.getContext());
+  pm.addPass(createConvertGlimmerToEmitC());
+  if (failed(pm.run(*copy)))
+    return failure();
+  return emitc::translateToCpp(*copy, os);
+}

@@ -1,0 +1,40 @@
+//===- Loader.h - Load compiled programs and their data ---------*- C++ -*-===//
+
+#ifndef GLIMMER_RT_LOADER_H
+#define GLIMMER_RT_LOADER_H
+
+#include "glimmer_rt/Program.h"
+#include "glimmer_rt/Safetensors.h"
+
+#include <memory>
+#include <string>
+
+namespace glimmer_rt {
+
+/// A program compiled to a shared library by the driver.
+class LoadedProgram {
+public:
+  /// dlopens `path` and finds `glimmer_entry_<function>`; null and `error`
+  /// on failure.
+  static std::unique_ptr<LoadedProgram>
+  load(const std::string &path, const std::string &function,
+       std::string &error);
+  ~LoadedProgram();
+  LoadedProgram(const LoadedProgram &) = delete;
+  LoadedProgram &operator=(const LoadedProgram &) = delete;
+
+  /// Runs the program; RuntimeError from kernels propagates.
+  void run(Frame &frame) const { entry(frame); }
+
+private:
+  LoadedProgram() = default;
+  void *handle = nullptr;
+  EntryFn entry = nullptr;
+};
+
+/// Reads tensor `info` of `file` as a Tensor of the same dtype and shape.
+Tensor readTensor(const SafetensorsFile &file, const TensorInfo &info);
+
+} // namespace glimmer_rt
+
+#endif // GLIMMER_RT_LOADER_H
