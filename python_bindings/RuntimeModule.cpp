@@ -1,0 +1,370 @@
+//===- RuntimeModule.cpp - Python bindings for the runtime kernels --------===//
+//
+// `glimmer._runtime`: the runtime's Tensor and every kernel of Kernels.h, for
+// testing the kernels against PyTorch.
+//
+//   import numpy as np
+//   from glimmer import _runtime as rt
+//   y = rt.softmax(np.random.rand(2, 8), 1).numpy()
+//
+// Tensors convert from any object with the buffer protocol (numpy arrays of
+// float64, float32, float16, int64, int32, int16, int8, uint8, bool) and
+// export the buffer protocol themselves (`np.asarray(t)` is a view,
+// `t.numpy()` a copy). Kernel arguments accept numpy arrays directly; absent
+// optional operands are None. The buffer protocol is used instead of the
+// numpy C API so the module does not depend on numpy's ABI.
+//
+// RuntimeError from a kernel surfaces as glimmer._runtime.Error, a subclass
+// of ValueError, carrying the kernel's message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "glimmer_rt/Kernels.h"
+#include "glimmer_rt/Tensor.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <optional>
+
+namespace py = pybind11;
+using namespace glimmer_rt;
+
+namespace {
+
+/// The buffer-protocol format of a dtype ("" when none).
+std::string formatOf(DType t) {
+  switch (t) {
+  case DType::F64:
+    return py::format_descriptor<double>::format();
+  case DType::F32:
+    return py::format_descriptor<float>::format();
+  case DType::F16:
+    return "e";
+  case DType::I64:
+    return py::format_descriptor<int64_t>::format();
+  case DType::I32:
+    return py::format_descriptor<int32_t>::format();
+  case DType::I16:
+    return py::format_descriptor<int16_t>::format();
+  case DType::I8:
+    return py::format_descriptor<int8_t>::format();
+  case DType::U8:
+    return py::format_descriptor<uint8_t>::format();
+  case DType::Bool:
+    return "?";
+  case DType::BF16:
+    return "";
+  }
+  return "";
+}
+
+/// The dtype of a buffer-protocol format and item size.
+DType dtypeOfBuffer(const py::buffer_info &info) {
+  std::string f = info.format;
+  // Strip a native byte-order/alignment prefix.
+  if (!f.empty() && (f[0] == '@' || f[0] == '=' || f[0] == '<'))
+    f = f.substr(1);
+  if (f.size() == 1) {
+    char c = f[0];
+    size_t n = size_t(info.itemsize);
+    if (c == 'd' && n == 8)
+      return DType::F64;
+    if (c == 'f' && n == 4)
+      return DType::F32;
+    if (c == 'e' && n == 2)
+      return DType::F16;
+    if (c == '?' && n == 1)
+      return DType::Bool;
+    if ((c == 'q' || c == 'l' || c == 'i' || c == 'h' || c == 'b') &&
+        (n == 8 || n == 4 || n == 2 || n == 1))
+      return n == 8   ? DType::I64
+             : n == 4 ? DType::I32
+             : n == 2 ? DType::I16
+                      : DType::I8;
+    if (c == 'B' && n == 1)
+      return DType::U8;
+  }
+  throw py::value_error("unsupported buffer format '" + info.format +
+                        "' (itemsize " + std::to_string(info.itemsize) +
+                        ") for a runtime tensor");
+}
+
+/// Copies a (possibly strided) buffer into a new Tensor.
+Tensor tensorFromBuffer(const py::buffer &b) {
+  py::buffer_info info = b.request();
+  DType dtype = dtypeOfBuffer(info);
+  Shape shape(info.shape.begin(), info.shape.end());
+  Tensor t(dtype, shape);
+  int64_t n = t.numel();
+  if (n == 0)
+    return t;
+  size_t es = dtypeSize(dtype);
+  const char *src = static_cast<const char *>(info.ptr);
+  char *dst = static_cast<char *>(t.raw());
+  // Row-major walk over the source with its byte strides.
+  std::vector<int64_t> idx(shape.size(), 0);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t off = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      off += idx[d] * int64_t(info.strides[d]);
+    std::memcpy(dst + size_t(k) * es, src + off, es);
+    for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+      if (++idx[size_t(d)] < shape[size_t(d)])
+        break;
+      idx[size_t(d)] = 0;
+    }
+  }
+  return t;
+}
+
+Tensor opt(const std::optional<Tensor> &t) { return t ? *t : Tensor(); }
+
+} // namespace
+
+PYBIND11_MODULE(_runtime, m) {
+  m.doc() = "Glimmer runtime tensors and CPU kernels (for testing)";
+
+  py::register_exception<RuntimeError>(m, "Error", PyExc_ValueError);
+
+  py::enum_<DType>(m, "DType")
+      .value("F64", DType::F64)
+      .value("F32", DType::F32)
+      .value("BF16", DType::BF16)
+      .value("F16", DType::F16)
+      .value("I64", DType::I64)
+      .value("I32", DType::I32)
+      .value("I16", DType::I16)
+      .value("I8", DType::I8)
+      .value("U8", DType::U8)
+      .value("Bool", DType::Bool);
+  py::enum_<Reduction>(m, "Reduction")
+      .value("Sum", Reduction::Sum)
+      .value("Max", Reduction::Max)
+      .value("Min", Reduction::Min);
+  py::enum_<CompareDir>(m, "CompareDir")
+      .value("EQ", CompareDir::EQ)
+      .value("NE", CompareDir::NE)
+      .value("LT", CompareDir::LT)
+      .value("LE", CompareDir::LE)
+      .value("GT", CompareDir::GT)
+      .value("GE", CompareDir::GE);
+  py::enum_<RopeStyle>(m, "RopeStyle")
+      .value("Interleaved", RopeStyle::Interleaved)
+      .value("Half", RopeStyle::Half);
+  py::enum_<Balancer>(m, "Balancer")
+      .value("HeadTail", Balancer::HeadTail)
+      .value("Contiguous", Balancer::Contiguous);
+
+  py::class_<Tensor>(m, "Tensor", py::buffer_protocol(), R"doc(
+A runtime tensor. Construct from a numpy array (copied); np.asarray(t) views
+it, t.numpy() copies it.)doc")
+      .def(py::init(&tensorFromBuffer), py::arg("array"))
+      .def_buffer([](Tensor &t) -> py::buffer_info {
+        if (!t.defined())
+          throw py::value_error("undefined tensor has no buffer");
+        std::string format = formatOf(t.dtype());
+        if (format.empty())
+          throw py::value_error(t.describe() +
+                                " has no buffer format; convert it first");
+        ssize_t es = ssize_t(dtypeSize(t.dtype()));
+        std::vector<ssize_t> shape(t.shape().begin(), t.shape().end());
+        std::vector<ssize_t> strides(shape.size());
+        ssize_t s = es;
+        for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+          strides[size_t(d)] = s;
+          s *= shape[size_t(d)];
+        }
+        return py::buffer_info(t.raw(), es, format, ssize_t(shape.size()),
+                               shape, strides);
+      })
+      .def_property_readonly("dtype", &Tensor::dtype)
+      .def_property_readonly("shape",
+                             [](const Tensor &t) {
+                               py::tuple s(t.shape().size());
+                               for (size_t i = 0; i < t.shape().size(); ++i)
+                                 s[i] = t.shape()[i];
+                               return s;
+                             })
+      .def_property_readonly("defined", &Tensor::defined)
+      .def("numel", &Tensor::numel)
+      .def("item", &Tensor::item, py::arg("i") = 0)
+      .def("view", &Tensor::view, py::arg("shape"))
+      .def("clone", &Tensor::clone)
+      .def("describe", &Tensor::describe)
+      .def("__repr__",
+           [](const Tensor &t) { return "<glimmer_rt " + t.describe() + ">"; })
+      .def("numpy", [](py::object self) {
+        return py::module_::import("numpy").attr("array")(self);
+      });
+  py::implicitly_convertible<py::buffer, Tensor>();
+
+  m.def("from_numpy", &tensorFromBuffer, py::arg("array"),
+        "Copies a numpy array into a runtime Tensor.");
+  m.def("to_numpy", [](py::object t) {
+    return py::module_::import("numpy").attr("array")(t);
+  });
+  m.def("allocator_stats", []() {
+    AllocatorStats s = allocatorStats();
+    py::dict d;
+    d["allocations"] = s.allocations;
+    d["reuses"] = s.reuses;
+    d["cached_bytes"] = s.cachedBytes;
+    return d;
+  });
+  m.def("empty_cache", &glimmer_rt::emptyCache);
+
+  // Kernels run without the GIL: they never touch Python objects, so ranks
+  // simulated as Python threads run concurrently.
+  auto nogil = py::call_guard<py::gil_scoped_release>();
+
+  // Creation.
+  m.def("full", &glimmer_rt::full, nogil, py::arg("dtype"), py::arg("shape"),
+        py::arg("value"));
+  m.def("constant", &glimmer_rt::constant, nogil, py::arg("dtype"),
+        py::arg("shape"), py::arg("values"));
+  m.def("iota", &glimmer_rt::iota, nogil, py::arg("dtype"), py::arg("shape"),
+        py::arg("dim"));
+
+  // Elementwise.
+  m.def("neg", &glimmer_rt::neg, nogil);
+  m.def("exp", &glimmer_rt::exp, nogil);
+  m.def("log", &glimmer_rt::log, nogil);
+  m.def("sqrt", &glimmer_rt::sqrt, nogil);
+  m.def("rsqrt", &glimmer_rt::rsqrt, nogil);
+  m.def("tanh", &glimmer_rt::tanh, nogil);
+  m.def("erf", &glimmer_rt::erf, nogil);
+  m.def("sigmoid", &glimmer_rt::sigmoid, nogil);
+  m.def("silu", &glimmer_rt::silu, nogil);
+  m.def("relu", &glimmer_rt::relu, nogil);
+  m.def("sin", &glimmer_rt::sin, nogil);
+  m.def("cos", &glimmer_rt::cos, nogil);
+  m.def("gelu", &glimmer_rt::gelu, nogil, py::arg("x"),
+        py::arg("tanh_approximation") = false);
+  m.def("add", &glimmer_rt::add, nogil);
+  m.def("sub", &glimmer_rt::sub, nogil);
+  m.def("mul", &glimmer_rt::mul, nogil);
+  m.def("div", &glimmer_rt::div, nogil);
+  m.def("max", &glimmer_rt::max, nogil);
+  m.def("min", &glimmer_rt::min, nogil);
+  m.def("pow", &glimmer_rt::pow, nogil);
+  m.def("compare", &glimmer_rt::compare, nogil, py::arg("dir"), py::arg("a"),
+        py::arg("b"));
+  m.def("select", &glimmer_rt::select, nogil, py::arg("cond"), py::arg("a"),
+        py::arg("b"));
+  m.def("convert", &glimmer_rt::convert, nogil, py::arg("x"), py::arg("dtype"));
+
+  // Reductions and scans.
+  m.def("reduce", &glimmer_rt::reduce, nogil, py::arg("kind"), py::arg("x"),
+        py::arg("dims"), py::arg("keep_dims") = false);
+  m.def("cumsum", &glimmer_rt::cumsum, nogil, py::arg("x"), py::arg("dim"));
+  m.def("softmax", &glimmer_rt::softmax, nogil, py::arg("x"), py::arg("dim"));
+  m.def("softmax_grad", &glimmer_rt::softmaxGrad, nogil, py::arg("grad"),
+        py::arg("y"), py::arg("dim"));
+
+  // Shapes.
+  m.def("reshape", &glimmer_rt::reshape, nogil, py::arg("x"), py::arg("shape"));
+  m.def("transpose", &glimmer_rt::transpose, nogil, py::arg("x"),
+        py::arg("perm"));
+  m.def("broadcast_in_dim", &glimmer_rt::broadcastInDim, nogil, py::arg("x"),
+        py::arg("shape"), py::arg("dims"));
+  m.def("slice", &glimmer_rt::slice, nogil, py::arg("x"), py::arg("start"),
+        py::arg("limit"), py::arg("stride"));
+  m.def("concat", &glimmer_rt::concat, nogil, py::arg("inputs"),
+        py::arg("dim"));
+  m.def("pad", &glimmer_rt::pad, nogil, py::arg("x"), py::arg("low"),
+        py::arg("high"), py::arg("value"));
+
+  // Model ops.
+  m.def("embedding", &glimmer_rt::embedding, nogil, py::arg("table"),
+        py::arg("ids"));
+  m.def("embedding_grad", &glimmer_rt::embeddingGrad, nogil, py::arg("grad"),
+        py::arg("ids"), py::arg("num_embeddings"));
+  m.def(
+      "linear",
+      [](const Tensor &x, const Tensor &w, std::optional<Tensor> bias) {
+        return linear(x, w, opt(bias));
+      },
+      nogil, py::arg("x"), py::arg("w"), py::arg("bias") = py::none());
+  m.def("matmul", &glimmer_rt::matmul, nogil, py::arg("a"), py::arg("b"),
+        py::arg("transpose_a") = false, py::arg("transpose_b") = false);
+  m.def("rms_norm", &glimmer_rt::rmsNorm, nogil, py::arg("x"), py::arg("w"),
+        py::arg("eps"));
+  m.def("rms_norm_grad", &glimmer_rt::rmsNormGrad, nogil, py::arg("grad"),
+        py::arg("x"), py::arg("w"), py::arg("eps"));
+  m.def("layer_norm", &glimmer_rt::layerNorm, nogil, py::arg("x"), py::arg("w"),
+        py::arg("b"), py::arg("eps"));
+  m.def("layer_norm_grad", &glimmer_rt::layerNormGrad, nogil, py::arg("grad"),
+        py::arg("x"), py::arg("w"), py::arg("eps"));
+  m.def("rope", &glimmer_rt::rope, nogil, py::arg("x"), py::arg("positions"),
+        py::arg("theta"), py::arg("style"), py::arg("inverse") = false);
+  m.def(
+      "attention",
+      [](const Tensor &q, const Tensor &k, const Tensor &v,
+         std::optional<Tensor> qPos, std::optional<Tensor> kPos,
+         std::optional<Tensor> qDoc, std::optional<Tensor> kDoc, bool causal,
+         double scale) {
+        return attention(q, k, v, opt(qPos), opt(kPos), opt(qDoc), opt(kDoc),
+                         causal, scale);
+      },
+      nogil, py::arg("q"), py::arg("k"), py::arg("v"),
+      py::arg("q_positions") = py::none(), py::arg("k_positions") = py::none(),
+      py::arg("q_documents") = py::none(), py::arg("k_documents") = py::none(),
+      py::arg("causal") = false, py::arg("scale") = 1.0);
+  m.def(
+      "attention_grad",
+      [](const Tensor &grad, const Tensor &q, const Tensor &k, const Tensor &v,
+         const Tensor &out, const Tensor &lse, std::optional<Tensor> qPos,
+         std::optional<Tensor> kPos, std::optional<Tensor> qDoc,
+         std::optional<Tensor> kDoc, bool causal, double scale) {
+        return attentionGrad(grad, q, k, v, out, lse, opt(qPos), opt(kPos),
+                             opt(qDoc), opt(kDoc), causal, scale);
+      },
+      nogil, py::arg("grad"), py::arg("q"), py::arg("k"), py::arg("v"),
+      py::arg("out"), py::arg("lse"), py::arg("q_positions") = py::none(),
+      py::arg("k_positions") = py::none(), py::arg("q_documents") = py::none(),
+      py::arg("k_documents") = py::none(), py::arg("causal") = false,
+      py::arg("scale") = 1.0);
+  m.def("cross_entropy", &glimmer_rt::crossEntropy, nogil, py::arg("logits"),
+        py::arg("labels"), py::arg("ignore_index") = -100,
+        py::arg("sum_dtype") = DType::F32);
+  m.def("cross_entropy_grad", &glimmer_rt::crossEntropyGrad, nogil,
+        py::arg("grad"), py::arg("logits"), py::arg("labels"),
+        py::arg("ignore_index") = -100);
+  m.def(
+      "conv2d",
+      [](const Tensor &x, const Tensor &w, std::optional<Tensor> bias,
+         const std::vector<int64_t> &stride,
+         const std::vector<int64_t> &padding) {
+        return conv2d(x, w, opt(bias), stride, padding);
+      },
+      nogil, py::arg("x"), py::arg("w"), py::arg("bias") = py::none(),
+      py::arg("stride") = std::vector<int64_t>{1, 1},
+      py::arg("padding") = std::vector<int64_t>{0, 0});
+  m.def("conv2d_grad", &glimmer_rt::conv2dGrad, nogil, py::arg("grad"),
+        py::arg("x"), py::arg("w"),
+        py::arg("stride") = std::vector<int64_t>{1, 1},
+        py::arg("padding") = std::vector<int64_t>{0, 0});
+
+  // Optimizers.
+  m.def("adamw_update", &glimmer_rt::adamwUpdate, nogil, py::arg("param"),
+        py::arg("grad"), py::arg("exp_avg"), py::arg("exp_avg_sq"),
+        py::arg("step"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"),
+        py::arg("eps"), py::arg("weight_decay"));
+  m.def("sgd_update", &glimmer_rt::sgdUpdate, nogil, py::arg("param"),
+        py::arg("grad"), py::arg("lr"), py::arg("weight_decay"));
+
+  // Multimodal.
+  m.def("vision_bank_indices", &glimmer_rt::visionBankIndices, nogil,
+        py::arg("tokens"), py::arg("image_token_id"));
+  m.def("vision_gather", &glimmer_rt::visionGather, nogil, py::arg("embeds"),
+        py::arg("bank"), py::arg("indices"));
+  m.def("vision_gather_grad", &glimmer_rt::visionGatherGrad, nogil,
+        py::arg("grad"), py::arg("indices"), py::arg("bank_rows"));
+
+  // Context parallelism.
+  m.def("cp_permute", &glimmer_rt::cpPermute, nogil, py::arg("x"),
+        py::arg("dim"), py::arg("cp"), py::arg("balancer") = Balancer::HeadTail,
+        py::arg("inverse") = false);
+}

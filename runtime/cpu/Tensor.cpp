@@ -1,0 +1,280 @@
+//===- Tensor.cpp - Runtime tensors and the caching allocator -------------===//
+//
+// Storage comes from a process-wide caching allocator: freed blocks go to a
+// free list keyed by their bucket size and are handed out again to requests
+// of the same bucket. Buckets are powers of two up to 1 MiB and multiples of
+// 1 MiB above, so a steady-state training step reuses its blocks without
+// reaching malloc. Every block is 64-byte aligned.
+//
+//===----------------------------------------------------------------------===//
+
+#include "glimmer_rt/Tensor.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <new>
+#include <sstream>
+#include <unordered_map>
+
+using namespace glimmer_rt;
+
+namespace {
+
+constexpr size_t kAlignment = 64;
+constexpr size_t kLargeGranule = size_t(1) << 20;
+
+/// The bucket (and allocation size) that serves a request of `bytes`.
+size_t bucketSize(size_t bytes) {
+  if (bytes <= kAlignment)
+    return kAlignment;
+  if (bytes <= kLargeGranule) {
+    size_t b = kAlignment;
+    while (b < bytes)
+      b <<= 1;
+    return b;
+  }
+  if (bytes > std::numeric_limits<size_t>::max() - kLargeGranule)
+    throw RuntimeError("allocation of " + std::to_string(bytes) +
+                       " bytes is too large");
+  return (bytes + kLargeGranule - 1) / kLargeGranule * kLargeGranule;
+}
+
+class CachingAllocator {
+public:
+  void *allocate(size_t bytes) {
+    size_t bucket = bucketSize(bytes);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = freeLists.find(bucket);
+      if (it != freeLists.end() && !it->second.empty()) {
+        void *p = it->second.back();
+        it->second.pop_back();
+        stats.reuses++;
+        stats.cachedBytes -= bucket;
+        return p;
+      }
+      stats.allocations++;
+    }
+    void *p = std::aligned_alloc(kAlignment, bucket);
+    if (!p) {
+      // Memory may be held by the cache: release it and try once more.
+      release();
+      p = std::aligned_alloc(kAlignment, bucket);
+      if (!p)
+        throw RuntimeError("out of memory allocating " +
+                           std::to_string(bucket) + " bytes");
+    }
+    return p;
+  }
+
+  void deallocate(void *p, size_t bytes) {
+    if (!p)
+      return;
+    size_t bucket = bucketSize(bytes);
+    std::lock_guard<std::mutex> lock(mutex);
+    freeLists[bucket].push_back(p);
+    stats.cachedBytes += bucket;
+  }
+
+  void release() {
+    std::unordered_map<size_t, std::vector<void *>> lists;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      lists.swap(freeLists);
+      stats.cachedBytes = 0;
+    }
+    for (auto &entry : lists)
+      for (void *p : entry.second)
+        std::free(p);
+  }
+
+  AllocatorStats snapshot() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return stats;
+  }
+
+private:
+  std::mutex mutex;
+  std::unordered_map<size_t, std::vector<void *>> freeLists;
+  AllocatorStats stats;
+};
+
+/// Never destroyed: buffers held by static objects may be freed after the
+/// end of main, when a function-local static would already be gone.
+CachingAllocator &allocator() {
+  static CachingAllocator *instance = new CachingAllocator();
+  return *instance;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Buffer and allocator entry points
+//===----------------------------------------------------------------------===//
+
+Buffer::Buffer(size_t bytes) : bytes(bytes) {
+  ptr = allocator().allocate(bytes);
+}
+
+Buffer::~Buffer() { allocator().deallocate(ptr, bytes); }
+
+AllocatorStats glimmer_rt::allocatorStats() { return allocator().snapshot(); }
+
+void glimmer_rt::emptyCache() { allocator().release(); }
+
+//===----------------------------------------------------------------------===//
+// Shapes
+//===----------------------------------------------------------------------===//
+
+int64_t glimmer_rt::numElements(const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::string glimmer_rt::shapeString(const Shape &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor
+//===----------------------------------------------------------------------===//
+
+static void checkShape(DType dtype, const Shape &shape) {
+  if (dtypeSize(dtype) == 0)
+    throw RuntimeError("unknown element type");
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      throw RuntimeError("negative dimension in shape " + shapeString(shape));
+    if (d != 0 &&
+        n > std::numeric_limits<int64_t>::max() / d / int64_t(dtypeSize(dtype)))
+      throw RuntimeError("shape " + shapeString(shape) + " is too large");
+    n *= d;
+  }
+}
+
+Tensor::Tensor(DType dtype, Shape shape) : type(dtype), dims(std::move(shape)) {
+  checkShape(type, dims);
+  buffer = std::make_shared<Buffer>(nbytes());
+}
+
+Tensor Tensor::zeros(DType dtype, Shape shape) {
+  Tensor t(dtype, std::move(shape));
+  std::memset(t.raw(), 0, t.nbytes());
+  return t;
+}
+
+Tensor Tensor::fromData(DType dtype, Shape shape, const void *data) {
+  Tensor t(dtype, std::move(shape));
+  if (t.nbytes())
+    std::memcpy(t.raw(), data, t.nbytes());
+  return t;
+}
+
+int64_t Tensor::numel() const { return numElements(dims); }
+
+Tensor Tensor::view(Shape shape) const {
+  if (!defined())
+    throw RuntimeError("view of an undefined tensor");
+  checkShape(type, shape);
+  if (numElements(shape) != numel())
+    throw RuntimeError("cannot view " + describe() + " as shape " +
+                       shapeString(shape) + ": element counts differ");
+  Tensor t = *this;
+  t.dims = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  if (!defined())
+    return Tensor();
+  return fromData(type, dims, raw());
+}
+
+namespace {
+float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16;
+  uint32_t exponent = (h >> 10) & 0x1f;
+  uint32_t mantissa = h & 0x3ff;
+  uint32_t bits;
+  if (exponent == 0) {
+    if (mantissa == 0) {
+      bits = sign;
+    } else { // subnormal: normalise
+      exponent = 127 - 15 + 1;
+      while (!(mantissa & 0x400)) {
+        mantissa <<= 1;
+        exponent--;
+      }
+      mantissa &= 0x3ff;
+      bits = sign | (exponent << 23) | (mantissa << 13);
+    }
+  } else if (exponent == 0x1f) {
+    bits = sign | 0x7f800000 | (mantissa << 13);
+  } else {
+    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+float bf16ToFloat(uint16_t b) {
+  uint32_t bits = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+} // namespace
+
+double Tensor::item(int64_t i) const {
+  if (!defined())
+    throw RuntimeError("item() of an undefined tensor");
+  if (i < 0 || i >= numel())
+    throw RuntimeError("item(" + std::to_string(i) + ") is out of range for " +
+                       describe());
+  const char *p = static_cast<const char *>(raw()) + i * dtypeSize(type);
+  switch (type) {
+  case DType::F64:
+    return *reinterpret_cast<const double *>(p);
+  case DType::F32:
+    return *reinterpret_cast<const float *>(p);
+  case DType::BF16:
+    return bf16ToFloat(*reinterpret_cast<const uint16_t *>(p));
+  case DType::F16:
+    return halfToFloat(*reinterpret_cast<const uint16_t *>(p));
+  case DType::I64:
+    return double(*reinterpret_cast<const int64_t *>(p));
+  case DType::I32:
+    return *reinterpret_cast<const int32_t *>(p);
+  case DType::I16:
+    return *reinterpret_cast<const int16_t *>(p);
+  case DType::I8:
+    return *reinterpret_cast<const int8_t *>(p);
+  case DType::U8:
+    return *reinterpret_cast<const uint8_t *>(p);
+  case DType::Bool:
+    return *reinterpret_cast<const uint8_t *>(p) ? 1.0 : 0.0;
+  }
+  return 0;
+}
+
+std::string Tensor::describe() const {
+  if (!defined())
+    return "<undefined>";
+  std::string name(dtypeName(type));
+  for (char &c : name)
+    c = char(std::tolower(static_cast<unsigned char>(c)));
+  return name + shapeString(dims);
+}

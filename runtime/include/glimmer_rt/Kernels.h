@@ -1,0 +1,176 @@
+//===- Kernels.h - Runtime kernels, one per glimmer op ----------*- C++ -*-===//
+//
+// The functions generated programs call: one per op of the glimmer dialect,
+// same operands, same attributes, same semantics (see
+// docs/reference/GlimmerOps.md). Result shapes and dtypes follow the op's
+// verifier; kernels check what they rely on and throw RuntimeError.
+//
+// Floating-point kernels support F32 and F64 on the CPU (compute in the
+// tensor's own precision); integer tensors are I64/I32; booleans are Bool
+// (one byte, 0 or 1). Absent optional operands are undefined Tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GLIMMER_RT_KERNELS_H
+#define GLIMMER_RT_KERNELS_H
+
+#include "glimmer_rt/Tensor.h"
+
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace glimmer_rt {
+
+enum class Reduction { Sum = 0, Max = 1, Min = 2 };
+enum class CompareDir { EQ = 0, NE, LT, LE, GT, GE };
+enum class RopeStyle { Interleaved = 0, Half = 1 };
+enum class Balancer { HeadTail = 0, Contiguous = 1 };
+
+// Creation.
+/// Every element equal to `value` (converted to `dtype`).
+Tensor full(DType dtype, const Shape &shape, double value);
+/// Row-major values (converted to `dtype`); values.size() == numel.
+Tensor constant(DType dtype, const Shape &shape,
+                const std::vector<double> &values);
+/// Element = its index along `dim`.
+Tensor iota(DType dtype, const Shape &shape, int64_t dim);
+
+// Elementwise (operands have equal shapes; binary ops equal dtypes).
+Tensor neg(const Tensor &x);
+Tensor exp(const Tensor &x);
+Tensor log(const Tensor &x);
+Tensor sqrt(const Tensor &x);
+Tensor rsqrt(const Tensor &x);
+Tensor tanh(const Tensor &x);
+Tensor erf(const Tensor &x);
+Tensor sigmoid(const Tensor &x);
+Tensor silu(const Tensor &x);
+Tensor relu(const Tensor &x);
+Tensor sin(const Tensor &x);
+Tensor cos(const Tensor &x);
+Tensor gelu(const Tensor &x, bool tanhApproximation);
+Tensor add(const Tensor &a, const Tensor &b);
+Tensor sub(const Tensor &a, const Tensor &b);
+Tensor mul(const Tensor &a, const Tensor &b);
+/// Integer division truncates toward zero.
+Tensor div(const Tensor &a, const Tensor &b);
+Tensor max(const Tensor &a, const Tensor &b);
+Tensor min(const Tensor &a, const Tensor &b);
+Tensor pow(const Tensor &a, const Tensor &b);
+/// Returns a Bool tensor.
+Tensor compare(CompareDir dir, const Tensor &a, const Tensor &b);
+/// cond (Bool) ? a : b.
+Tensor select(const Tensor &cond, const Tensor &a, const Tensor &b);
+/// Element type conversion (float->int truncates toward zero; ->Bool is != 0).
+Tensor convert(const Tensor &x, DType dtype);
+
+// Reductions and scans.
+/// `dims` sorted and unique; with keepDims the reduced dims stay as 1.
+Tensor reduce(Reduction kind, const Tensor &x, const std::vector<int64_t> &dims,
+              bool keepDims);
+Tensor cumsum(const Tensor &x, int64_t dim);
+Tensor softmax(const Tensor &x, int64_t dim);
+Tensor softmaxGrad(const Tensor &grad, const Tensor &y, int64_t dim);
+
+// Shapes.
+Tensor reshape(const Tensor &x, const Shape &shape);
+/// Result dim i = input dim perm[i].
+Tensor transpose(const Tensor &x, const std::vector<int64_t> &perm);
+/// Input dim i maps to result dim dims[i] (size 1 or equal).
+Tensor broadcastInDim(const Tensor &x, const Shape &shape,
+                      const std::vector<int64_t> &dims);
+Tensor slice(const Tensor &x, const std::vector<int64_t> &start,
+             const std::vector<int64_t> &limit,
+             const std::vector<int64_t> &stride);
+Tensor concat(const std::vector<Tensor> &inputs, int64_t dim);
+Tensor pad(const Tensor &x, const std::vector<int64_t> &low,
+           const std::vector<int64_t> &high, double value);
+
+// Model ops.
+/// table [V, D], ids [...] -> [..., D]; ids outside [0, V) throw.
+Tensor embedding(const Tensor &table, const Tensor &ids);
+/// grad [..., D], ids [...] -> [numEmbeddings, D] (scatter-add).
+Tensor embeddingGrad(const Tensor &grad, const Tensor &ids,
+                     int64_t numEmbeddings);
+/// x [..., K], w [N, K], bias [N] or undefined -> [..., N].
+Tensor linear(const Tensor &x, const Tensor &w, const Tensor &bias);
+/// Batched over leading dims (equal); optional transposes of the last two.
+Tensor matmul(const Tensor &a, const Tensor &b, bool transposeA,
+              bool transposeB);
+Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps);
+/// (dx, dw)
+std::tuple<Tensor, Tensor> rmsNormGrad(const Tensor &grad, const Tensor &x,
+                                       const Tensor &w, double eps);
+Tensor layerNorm(const Tensor &x, const Tensor &w, const Tensor &b, double eps);
+/// (dx, dw, db)
+std::tuple<Tensor, Tensor, Tensor> layerNormGrad(const Tensor &grad,
+                                                 const Tensor &x,
+                                                 const Tensor &w, double eps);
+/// x [B, T, H, D], positions [B, T] (integer).
+Tensor rope(const Tensor &x, const Tensor &positions, double theta,
+            RopeStyle style, bool inverse);
+/// q [B, Hq, Tq, D], k/v [B, Hkv, Tk, D]; positions [B, T] (both or
+/// undefined), documents likewise. Returns (out, lse [B, Hq, Tq]); lse is in
+/// the query's precision (F32 or F64).
+std::tuple<Tensor, Tensor>
+attention(const Tensor &q, const Tensor &k, const Tensor &v,
+          const Tensor &qPositions, const Tensor &kPositions,
+          const Tensor &qDocuments, const Tensor &kDocuments, bool causal,
+          double scale);
+/// (dq, dk, dv)
+std::tuple<Tensor, Tensor, Tensor>
+attentionGrad(const Tensor &grad, const Tensor &q, const Tensor &k,
+              const Tensor &v, const Tensor &out, const Tensor &lse,
+              const Tensor &qPositions, const Tensor &kPositions,
+              const Tensor &qDocuments, const Tensor &kDocuments, bool causal,
+              double scale);
+/// logits [..., V], labels [...] -> (sum of -log softmax at the label over
+/// positions with label != ignoreIndex, as a 0-d tensor of sumDType; count
+/// of such positions, 0-d I64). Labels outside [0, V) (other than
+/// ignoreIndex) throw.
+std::tuple<Tensor, Tensor> crossEntropy(const Tensor &logits,
+                                        const Tensor &labels,
+                                        int64_t ignoreIndex, DType sumDType);
+/// grad: 0-d; -> dlogits like logits.
+Tensor crossEntropyGrad(const Tensor &grad, const Tensor &logits,
+                        const Tensor &labels, int64_t ignoreIndex);
+/// NCHW x, OIHW w, bias [O] or undefined.
+Tensor conv2d(const Tensor &x, const Tensor &w, const Tensor &bias,
+              const std::vector<int64_t> &stride,
+              const std::vector<int64_t> &padding);
+/// (dx, dw)
+std::tuple<Tensor, Tensor> conv2dGrad(const Tensor &grad, const Tensor &x,
+                                      const Tensor &w,
+                                      const std::vector<int64_t> &stride,
+                                      const std::vector<int64_t> &padding);
+
+// Optimizers (torch.optim semantics). step: 0-d I64, 1-based.
+/// (param, exp_avg, exp_avg_sq)
+std::tuple<Tensor, Tensor, Tensor>
+adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
+            const Tensor &expAvgSq, const Tensor &step, double lr,
+            double beta1, double beta2, double eps, double weightDecay);
+Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
+                 double weightDecay);
+
+// Multimodal.
+/// cumsum(tokens == id) - 1 over the flattened batch, -1 on other tokens.
+Tensor visionBankIndices(const Tensor &tokens, int64_t imageTokenId);
+/// where(idx >= 0, bank[idx], embeds); idx >= N throws.
+Tensor visionGather(const Tensor &embeds, const Tensor &bank,
+                    const Tensor &indices);
+/// (d_embeds, d_bank [bankRows, D])
+std::tuple<Tensor, Tensor> visionGatherGrad(const Tensor &grad,
+                                            const Tensor &indices,
+                                            int64_t bankRows);
+
+// Context parallelism.
+/// The load-balancing reorder of dimension `dim` for `cp` ranks (inverse
+/// when `inverse`).
+Tensor cpPermute(const Tensor &x, int64_t dim, int64_t cp, Balancer balancer,
+                 bool inverse);
+
+} // namespace glimmer_rt
+
+#endif // GLIMMER_RT_KERNELS_H

@@ -1,0 +1,107 @@
+//===- Tensor.h - Runtime tensors -------------------------------*- C++ -*-===//
+//
+// A dense, row-major tensor whose storage comes from a thread-safe caching
+// allocator. Copies share storage (like at::Tensor); reshape is a view.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GLIMMER_RT_TENSOR_H
+#define GLIMMER_RT_TENSOR_H
+
+#include "glimmer_rt/Safetensors.h" // DType
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace glimmer_rt {
+
+using Shape = std::vector<int64_t>;
+
+/// Raw memory from the caching allocator; returned to it on destruction.
+class Buffer {
+public:
+  explicit Buffer(size_t bytes);
+  ~Buffer();
+  Buffer(const Buffer &) = delete;
+  Buffer &operator=(const Buffer &) = delete;
+  void *data() const { return ptr; }
+  size_t size() const { return bytes; }
+
+private:
+  void *ptr = nullptr;
+  size_t bytes = 0;
+};
+
+/// Statistics of the caching allocator (for tests and progress output).
+struct AllocatorStats {
+  size_t allocations = 0; // calls that reached malloc
+  size_t reuses = 0;      // calls served from the cache
+  size_t cachedBytes = 0; // bytes currently held in the cache
+};
+AllocatorStats allocatorStats();
+/// Releases all cached (unused) blocks.
+void emptyCache();
+
+class Tensor {
+public:
+  /// An undefined tensor (used for absent optional operands).
+  Tensor() = default;
+  /// A tensor with uninitialized storage.
+  Tensor(DType dtype, Shape shape);
+  /// A zero-filled tensor.
+  static Tensor zeros(DType dtype, Shape shape);
+  /// Copies `numElements * dtypeSize(dtype)` bytes from `data`.
+  static Tensor fromData(DType dtype, Shape shape, const void *data);
+
+  bool defined() const { return buffer != nullptr; }
+  DType dtype() const { return type; }
+  const Shape &shape() const { return dims; }
+  int64_t rank() const { return int64_t(dims.size()); }
+  int64_t dim(int64_t i) const { return dims[i < 0 ? i + rank() : i]; }
+  int64_t numel() const;
+  size_t nbytes() const { return size_t(numel()) * dtypeSize(type); }
+
+  void *raw() { return static_cast<char *>(buffer->data()) + offset; }
+  const void *raw() const {
+    return static_cast<const char *>(buffer->data()) + offset;
+  }
+  template <typename T> T *data() { return static_cast<T *>(raw()); }
+  template <typename T> const T *data() const {
+    return static_cast<const T *>(raw());
+  }
+
+  /// A view with another shape of the same element count.
+  Tensor view(Shape shape) const;
+  /// A deep copy.
+  Tensor clone() const;
+  /// Element `i` (row-major) converted to double, for tests and printing.
+  double item(int64_t i = 0) const;
+  /// "f32[2, 16]"
+  std::string describe() const;
+
+private:
+  DType type = DType::F32;
+  Shape dims;
+  std::shared_ptr<Buffer> buffer;
+  size_t offset = 0;
+};
+
+/// Number of elements of a shape.
+int64_t numElements(const Shape &shape);
+/// "[2, 16]"
+std::string shapeString(const Shape &shape);
+
+/// Thrown by kernels on invalid arguments (shapes, dtypes, out-of-range
+/// indices); the driver reports its message.
+struct RuntimeError : std::exception {
+  explicit RuntimeError(std::string message) : message(std::move(message)) {}
+  const char *what() const noexcept override { return message.c_str(); }
+  std::string message;
+};
+
+} // namespace glimmer_rt
+
+#endif // GLIMMER_RT_TENSOR_H
