@@ -6,6 +6,7 @@
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 #include "glimmer/Import/TorchScript.h"
 #include "glimmer_rt/Kernels.h"
+#include "glimmer_rt/Safetensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -198,38 +199,25 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   if (options.progress)
     options.progress("imported in " + fixed(watch.seconds()) + " s");
 
-  auto func = *model.module->getOps<func::FuncOp>().begin();
-  for (BlockArgument arg : func.getArguments()) {
-    ProgramArgument a;
-    unsigned i = arg.getArgNumber();
-    if (auto n = func.getArgAttrOfType<StringAttr>(i, "glimmer.input")) {
-      a.kind = ProgramArgument::Input;
-      a.name = n.getValue().str();
-    } else if (auto p = func.getArgAttrOfType<StringAttr>(i, "glimmer.param")) {
-      a.kind = ProgramArgument::Parameter;
-      a.name = p.getValue().str();
-    } else if (auto b = func.getArgAttrOfType<StringAttr>(i, "glimmer.buffer")) {
-      a.kind = ProgramArgument::Buffer;
-      a.name = b.getValue().str();
-    } else {
-      return func.emitError() << "argument #" << i << " has no name";
-    }
-    auto type = cast<RankedTensorType>(arg.getType());
-    auto dtype = dtypeOf(type.getElementType());
-    if (!dtype)
-      return func.emitError() << "argument #" << i << " has unsupported type "
-                              << type;
-    a.dtype = *dtype;
-    a.shape.assign(type.getShape().begin(), type.getShape().end());
-    model.arguments.push_back(std::move(a));
-  }
-
   // Pipeline.
   watch = Stopwatch();
   PassManager pm(&context);
   pm.addNestedPass<func::FuncOp>(createGlimmerRecognizeVisionMerge());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  if (options.train) {
+    GlimmerAutodiffOptions ad;
+    ad.optimizer = options.optimizer.optimizer;
+    ad.lr = options.optimizer.lr;
+    ad.beta1 = options.optimizer.beta1;
+    ad.beta2 = options.optimizer.beta2;
+    ad.eps = options.optimizer.eps;
+    ad.weightDecay = options.optimizer.weightDecay;
+    ad.maxNorm = options.optimizer.maxNorm;
+    pm.addPass(createGlimmerAutodiff(ad));
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
   if (failed(pm.run(*model.module)))
     return failure();
   llvm::raw_string_ostream os(model.cppSource);
@@ -246,53 +234,277 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
     return failure();
   model.libraryPath = *so;
   std::string error;
-  model.program =
-      glimmer_rt::LoadedProgram::load(*so, func.getName().str(), error);
+  model.program = glimmer_rt::LoadedProgram::load(*so, error);
   if (!model.program) {
     emitError(UnknownLoc::get(&context)) << error;
     return failure();
   }
+  for (auto func : model.module->getOps<func::FuncOp>()) {
+    CompiledFunction fn;
+    fn.entry = model.program->entry(func.getName().str(), error);
+    if (!fn.entry) {
+      emitError(func.getLoc()) << error;
+      return failure();
+    }
+    auto toSlot = [&](DictionaryAttr attrs, Type type) -> FailureOr<Slot> {
+      Slot slot;
+      static const std::pair<const char *, Slot::Role> roles[] = {
+          {"glimmer.input", Slot::Input},
+          {"glimmer.param", Slot::Parameter},
+          {"glimmer.buffer", Slot::Buffer},
+          {"glimmer.grad", Slot::Grad},
+          {"glimmer.exp_avg", Slot::ExpAvg},
+          {"glimmer.exp_avg_sq", Slot::ExpAvgSq}};
+      if (attrs) {
+        for (auto [attr, role] : roles)
+          if (auto n = attrs.getAs<StringAttr>(attr)) {
+            slot.role = role;
+            slot.name = n.getValue().str();
+          }
+        if (attrs.get("glimmer.step"))
+          slot.role = Slot::Step;
+      }
+      auto tensor = cast<RankedTensorType>(type);
+      auto dtype = dtypeOf(tensor.getElementType());
+      if (!dtype)
+        return func.emitError() << "unsupported type " << type;
+      slot.dtype = *dtype;
+      slot.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+      return slot;
+    };
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      auto slot = toSlot(func.getArgAttrDict(i), func.getArgumentTypes()[i]);
+      if (failed(slot))
+        return failure();
+      fn.arguments.push_back(*slot);
+    }
+    for (unsigned i = 0; i < func.getNumResults(); ++i) {
+      auto slot = toSlot(func.getResultAttrDict(i), func.getResultTypes()[i]);
+      if (failed(slot))
+        return failure();
+      fn.results.push_back(*slot);
+    }
+    model.functions[func.getName().str()] = std::move(fn);
+  }
   return model;
 }
 
-bool glimmer::bindArguments(const CompiledModel &model,
-                            const glimmer_rt::SafetensorsFile &data,
-                            std::vector<glimmer_rt::Tensor> &inputs,
-                            std::string &error) {
-  auto weights = glimmer_rt::SafetensorsFile::read(model.weightsPath, error);
-  if (!weights)
-    return false;
-  inputs.clear();
-  for (const ProgramArgument &arg : model.arguments) {
-    const glimmer_rt::SafetensorsFile &file =
-        arg.kind == ProgramArgument::Input ? data : *weights;
-    const glimmer_rt::TensorInfo *info = file.find(arg.name);
-    if (!info) {
-      error = (arg.kind == ProgramArgument::Input
-                   ? "the data has no tensor '"
-                   : "the model's weights have no tensor '") +
-              arg.name + "'";
-      return false;
-    }
-    if (info->shape != arg.shape) {
-      error = "tensor '" + arg.name + "' has shape " +
-              glimmer_rt::shapeString(info->shape) +
-              " but the program was compiled for " +
-              glimmer_rt::shapeString(arg.shape);
-      return false;
-    }
-    bool wantFloat = glimmer_rt::isFloating(arg.dtype);
-    if (wantFloat != glimmer_rt::isFloating(info->dtype)) {
-      error = "tensor '" + arg.name + "' has dtype " +
-              std::string(glimmer_rt::dtypeName(info->dtype)) +
-              " but the program expects " +
-              std::string(glimmer_rt::dtypeName(arg.dtype));
-      return false;
-    }
-    glimmer_rt::Tensor t = glimmer_rt::readTensor(file, *info);
-    if (t.dtype() != arg.dtype)
-      t = glimmer_rt::convert(t, arg.dtype);
-    inputs.push_back(std::move(t));
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Reads `name` from `file` as `slot` expects (converting floating-point
+/// precision), or throws.
+glimmer_rt::Tensor readSlot(const glimmer_rt::SafetensorsFile &file,
+                            const Slot &slot, const char *what) {
+  const glimmer_rt::TensorInfo *info = file.find(slot.name);
+  if (!info)
+    throw glimmer_rt::RuntimeError(std::string(what) + " has no tensor '" +
+                                   slot.name + "'");
+  if (info->shape != slot.shape)
+    throw glimmer_rt::RuntimeError(
+        "tensor '" + slot.name + "' has shape " +
+        glimmer_rt::shapeString(info->shape) +
+        " but the program was compiled for " +
+        glimmer_rt::shapeString(slot.shape));
+  if (glimmer_rt::isFloating(slot.dtype) !=
+      glimmer_rt::isFloating(info->dtype))
+    throw glimmer_rt::RuntimeError(
+        "tensor '" + slot.name + "' has dtype " +
+        std::string(glimmer_rt::dtypeName(info->dtype)) +
+        " but the program expects " +
+        std::string(glimmer_rt::dtypeName(slot.dtype)));
+  glimmer_rt::Tensor t = glimmer_rt::readTensor(file, *info);
+  return t.dtype() == slot.dtype ? t : glimmer_rt::convert(t, slot.dtype);
+}
+
+std::unique_ptr<glimmer_rt::SafetensorsFile> readFile(const std::string &path) {
+  std::string error;
+  auto file = glimmer_rt::SafetensorsFile::read(path, error);
+  if (!file)
+    throw glimmer_rt::RuntimeError(error);
+  return file;
+}
+
+const CompiledFunction &lookup(const CompiledModel &model,
+                               const std::string &name) {
+  auto it = model.functions.find(name);
+  if (it == model.functions.end())
+    throw glimmer_rt::RuntimeError("the compiled program has no @" + name +
+                                   (name == "forward"
+                                        ? ""
+                                        : " (was it compiled for training?)"));
+  return it->second;
+}
+
+} // namespace
+
+double glimmer::runForward(const CompiledModel &model,
+                           const glimmer_rt::SafetensorsFile &data) {
+  const CompiledFunction &fn = lookup(model, "forward");
+  auto weights = readFile(model.weightsPath);
+  glimmer_rt::Frame frame;
+  for (const Slot &slot : fn.arguments)
+    frame.inputs.push_back(slot.role == Slot::Input
+                               ? readSlot(data, slot, "the data")
+                               : readSlot(*weights, slot, "the weights"));
+  fn.entry(frame);
+  if (frame.outputs.empty() || frame.outputs[0].numel() != 1)
+    throw glimmer_rt::RuntimeError(
+        "the model's forward does not return a scalar loss");
+  return frame.outputs[0].item(0);
+}
+
+Trainer::Trainer(const CompiledModel &model) : model(model) {
+  const CompiledFunction &grad = lookup(model, "grad_step");
+  const CompiledFunction &apply = lookup(model, "apply_step");
+  auto weights = readFile(model.weightsPath);
+  for (const Slot &slot : grad.arguments) {
+    if (slot.role == Slot::Parameter)
+      params[slot.name] = readSlot(*weights, slot, "the weights");
+    else if (slot.role == Slot::Buffer)
+      buffers[slot.name] = readSlot(*weights, slot, "the weights");
   }
-  return true;
+  for (const Slot &slot : apply.arguments) {
+    if (slot.role == Slot::ExpAvg)
+      expAvg[slot.name] = glimmer_rt::full(slot.dtype, slot.shape, 0.0);
+    else if (slot.role == Slot::ExpAvgSq)
+      expAvgSq[slot.name] = glimmer_rt::full(slot.dtype, slot.shape, 0.0);
+  }
+}
+
+std::vector<glimmer_rt::Tensor>
+Trainer::bind(const CompiledFunction &fn,
+              const glimmer_rt::SafetensorsFile *data,
+              const std::map<std::string, glimmer_rt::Tensor> &grads) const {
+  std::vector<glimmer_rt::Tensor> inputs;
+  for (const Slot &slot : fn.arguments) {
+    switch (slot.role) {
+    case Slot::Input:
+      inputs.push_back(readSlot(*data, slot, "the data"));
+      break;
+    case Slot::Parameter:
+      inputs.push_back(params.at(slot.name));
+      break;
+    case Slot::Buffer:
+      inputs.push_back(buffers.at(slot.name));
+      break;
+    case Slot::Grad:
+      inputs.push_back(grads.at(slot.name));
+      break;
+    case Slot::ExpAvg:
+      inputs.push_back(expAvg.at(slot.name));
+      break;
+    case Slot::ExpAvgSq:
+      inputs.push_back(expAvgSq.at(slot.name));
+      break;
+    case Slot::Step:
+      inputs.push_back(
+          glimmer_rt::full(glimmer_rt::DType::I64, {}, double(steps + 1)));
+      break;
+    case Slot::Other:
+      throw glimmer_rt::RuntimeError("a compiled argument has no name");
+    }
+  }
+  return inputs;
+}
+
+Trainer::StepResult Trainer::step(const glimmer_rt::SafetensorsFile &data,
+                                  int64_t gradAccum) {
+  if (gradAccum < 1)
+    throw glimmer_rt::RuntimeError("--grad-accum must be at least 1");
+  const CompiledFunction &grad = lookup(model, "grad_step");
+  const CompiledFunction &apply = lookup(model, "apply_step");
+  std::map<std::string, glimmer_rt::Tensor> grads;
+  glimmer_rt::Tensor loss;
+  for (int64_t micro = 0; micro < gradAccum; ++micro) {
+    glimmer_rt::Frame frame;
+    frame.inputs = bind(grad, &data, {});
+    grad.entry(frame);
+    // Sum over micro-batches; divided by their number below.
+    loss = micro == 0 ? frame.outputs[0]
+                      : glimmer_rt::add(loss, frame.outputs[0]);
+    for (size_t i = 1; i < grad.results.size(); ++i) {
+      const std::string &name = grad.results[i].name;
+      auto it = grads.find(name);
+      if (it == grads.end())
+        grads[name] = frame.outputs[i];
+      else
+        it->second = glimmer_rt::add(it->second, frame.outputs[i]);
+    }
+  }
+  if (gradAccum > 1) {
+    auto scaled = [&](const glimmer_rt::Tensor &t) {
+      return glimmer_rt::div(
+          t, glimmer_rt::full(t.dtype(), t.shape(), double(gradAccum)));
+    };
+    loss = scaled(loss);
+    for (auto &[name, g] : grads)
+      g = scaled(g);
+  }
+  glimmer_rt::Frame frame;
+  frame.inputs = bind(apply, nullptr, grads);
+  apply.entry(frame);
+  for (size_t i = 1; i < apply.results.size(); ++i) {
+    const Slot &slot = apply.results[i];
+    auto &target = slot.role == Slot::Parameter ? params
+                   : slot.role == Slot::ExpAvg  ? expAvg
+                                                : expAvgSq;
+    target[slot.name] = frame.outputs[i];
+  }
+  ++steps;
+  return {steps, loss.item(0), frame.outputs[0].item(0)};
+}
+
+void Trainer::save(const std::string &path) const {
+  std::vector<glimmer_rt::TensorView> views;
+  auto add = [&](const std::string &prefix,
+                 const std::map<std::string, glimmer_rt::Tensor> &tensors) {
+    for (const auto &[name, t] : tensors)
+      views.push_back({prefix + name, t.dtype(), t.shape(), t.raw()});
+  };
+  add("", params);
+  add("optimizer.exp_avg.", expAvg);
+  add("optimizer.exp_avg_sq.", expAvgSq);
+  std::string error;
+  if (!glimmer_rt::writeSafetensors(path, views,
+                                    {{"format", "pt"},
+                                     {"glimmer.step", std::to_string(steps)}},
+                                    error))
+    throw glimmer_rt::RuntimeError(error);
+}
+
+void Trainer::resume(const std::string &path) {
+  auto file = readFile(path);
+  auto it = file->metadata().find("glimmer.step");
+  if (it == file->metadata().end())
+    throw glimmer_rt::RuntimeError("'" + path +
+                                   "' is not a glimmer checkpoint (no "
+                                   "glimmer.step metadata)");
+  auto load = [&](const std::string &prefix,
+                  std::map<std::string, glimmer_rt::Tensor> &tensors) {
+    for (auto &[name, t] : tensors) {
+      Slot slot;
+      slot.name = prefix + name;
+      slot.dtype = t.dtype();
+      slot.shape = t.shape();
+      const glimmer_rt::TensorInfo *info = file->find(slot.name);
+      if (!info)
+        throw glimmer_rt::RuntimeError("checkpoint '" + path +
+                                       "' has no tensor '" + slot.name + "'");
+      if (info->dtype != t.dtype())
+        throw glimmer_rt::RuntimeError(
+            "checkpoint tensor '" + slot.name + "' is " +
+            std::string(glimmer_rt::dtypeName(info->dtype)) +
+            " but the program runs in " +
+            std::string(glimmer_rt::dtypeName(t.dtype())));
+      t = readSlot(*file, slot, "the checkpoint");
+    }
+  };
+  load("", params);
+  load("optimizer.exp_avg.", expAvg);
+  load("optimizer.exp_avg_sq.", expAvgSq);
+  steps = std::stoll(it->second);
 }

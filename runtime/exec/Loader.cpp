@@ -6,9 +6,8 @@
 
 using namespace glimmer_rt;
 
-std::unique_ptr<LoadedProgram>
-LoadedProgram::load(const std::string &path, const std::string &function,
-                    std::string &error) {
+std::unique_ptr<LoadedProgram> LoadedProgram::load(const std::string &path,
+                                                   std::string &error) {
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char *why = dlerror();
@@ -16,17 +15,19 @@ LoadedProgram::load(const std::string &path, const std::string &function,
             "': " + (why ? why : "unknown error");
     return nullptr;
   }
-  std::string symbol = "glimmer_entry_" + function;
-  void *entry = dlsym(handle, symbol.c_str());
-  if (!entry) {
-    error = "compiled program '" + path + "' has no entry '" + symbol + "'";
-    dlclose(handle);
-    return nullptr;
-  }
   auto program = std::unique_ptr<LoadedProgram>(new LoadedProgram());
+  program->path = path;
   program->handle = handle;
-  program->entry = reinterpret_cast<EntryFn>(entry);
   return program;
+}
+
+EntryFn LoadedProgram::entry(const std::string &function,
+                             std::string &error) const {
+  std::string symbol = "glimmer_entry_" + function;
+  void *fn = dlsym(handle, symbol.c_str());
+  if (!fn)
+    error = "compiled program '" + path + "' has no entry '" + symbol + "'";
+  return reinterpret_cast<EntryFn>(fn);
 }
 
 LoadedProgram::~LoadedProgram() {

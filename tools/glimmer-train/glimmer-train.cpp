@@ -1,96 +1,243 @@
-//===- glimmer-train.cpp - Compile a model and run it ---------------------===//
+//===- glimmer-train.cpp - Compile a model and train it -------------------===//
 //
-//   glimmer-train MODEL.pt --data=BATCH.safetensors --backend=cpu
-//       --dtype=f32|f64 --metrics=OUT.jsonl --forward-only
+//   glimmer-train MODEL.pt --data=BATCH.safetensors [--backend=cpu]
+//       [--dtype=f32|f64] [--steps=N --optimizer=adamw|sgd --lr=...
+//        --weight-decay=... --betas=B1,B2 --eps=... --max-norm=...
+//        --grad-accum=N] [--save=CKPT] [--resume=CKPT]
+//       [--metrics=OUT.jsonl] [--forward-only]
+//
+// --data=synthetic:batch=2,seq=16,images=1,... draws a seeded synthetic
+// batch (--seed) in the reference model's input names instead.
 //
 //===----------------------------------------------------------------------===//
 
 #include "glimmer/Driver/Driver.h"
+#include "glimmer_rt/Synthetic.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 
 namespace cl = llvm::cl;
 
+static cl::OptionCategory trainCategory("glimmer-train options");
 static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
-                                      cl::desc("<model.pt>"));
-static cl::opt<std::string>
-    dataPath("data", cl::Required,
-             cl::desc("Batch (safetensors); tensors bind to forward "
-                      "arguments by name"),
-             cl::value_desc("file"));
+                                      cl::desc("<model.pt>"),
+                                      cl::cat(trainCategory));
+static cl::opt<std::string> dataPath(
+    "data", cl::Required,
+    cl::desc("Batch (safetensors; tensors bind to forward arguments by "
+             "name), or synthetic:batch=B,seq=T,images=K,vocab=V,"
+             "image-size=S,patch=P,channels=C"),
+    cl::value_desc("file"), cl::cat(trainCategory));
 static cl::opt<std::string> backend("backend", cl::init("cpu"),
                                     cl::desc("Execution backend: cpu"),
-                                    cl::value_desc("cpu"));
-static cl::opt<std::string>
-    floatType("dtype", cl::init("f32"),
-              cl::desc("Precision of every floating-point tensor: f32 or f64"),
-              cl::value_desc("f32|f64"));
-static cl::opt<std::string>
-    metricsPath("metrics", cl::init(""),
-                cl::desc("Append one JSON line per step to this file"),
-                cl::value_desc("file"));
+                                    cl::value_desc("cpu"),
+                                    cl::cat(trainCategory));
+static cl::opt<std::string> floatType(
+    "dtype", cl::init("f32"),
+    cl::desc("Precision of every floating-point tensor: f32 or f64"),
+    cl::value_desc("f32|f64"), cl::cat(trainCategory));
 static cl::opt<bool> forwardOnly(
     "forward-only", cl::init(false),
-    cl::desc("Run the forward pass once and report the loss"));
-static cl::opt<std::string>
-    cacheDir("cache-dir", cl::init(""),
-             cl::desc("Where compiled programs are kept (default: "
-                      "$GLIMMER_CACHE_DIR or a temp directory)"),
-             cl::value_desc("dir"));
-static cl::opt<std::string>
-    emitCppPath("emit-cpp", cl::init(""),
-                cl::desc("Also write the generated C++ here"),
-                cl::value_desc("file"));
+    cl::desc("Run the forward pass once and report the loss"),
+    cl::cat(trainCategory));
+static cl::opt<int> steps("steps", cl::init(10),
+                          cl::desc("Optimizer steps (the batch repeats)"),
+                          cl::cat(trainCategory));
+static cl::opt<std::string> optimizer("optimizer", cl::init("adamw"),
+                                      cl::desc("adamw or sgd"),
+                                      cl::cat(trainCategory));
+static cl::opt<double> lr("lr", cl::init(1e-3), cl::desc("Learning rate"),
+                          cl::cat(trainCategory));
+static cl::opt<double> weightDecay(
+    "weight-decay", cl::init(-1),
+    cl::desc("Weight decay (default: 0.01 for adamw, 0 for sgd)"),
+    cl::cat(trainCategory));
+static cl::opt<std::string> betas("betas", cl::init("0.9,0.999"),
+                                  cl::desc("AdamW betas B1,B2"),
+                                  cl::cat(trainCategory));
+static cl::opt<double> eps("eps", cl::init(1e-8), cl::desc("AdamW epsilon"),
+                           cl::cat(trainCategory));
+static cl::opt<double> maxNorm(
+    "max-norm", cl::init(0),
+    cl::desc("Clip the global gradient norm (0: no clipping)"),
+    cl::cat(trainCategory));
+static cl::opt<int> gradAccum(
+    "grad-accum", cl::init(1),
+    cl::desc("Micro-batches per optimizer step (gradients averaged)"),
+    cl::cat(trainCategory));
+static cl::opt<unsigned> seed("seed", cl::init(0),
+                              cl::desc("Seed of synthetic data"),
+                              cl::cat(trainCategory));
+static cl::opt<std::string> savePath(
+    "save", cl::init(""),
+    cl::desc("Write a checkpoint (parameters, optimizer state, step) here "
+             "after the last step"),
+    cl::value_desc("file"), cl::cat(trainCategory));
+static cl::opt<std::string> resumePath(
+    "resume", cl::init(""),
+    cl::desc("Continue from a checkpoint written by --save"),
+    cl::value_desc("file"), cl::cat(trainCategory));
+static cl::opt<std::string> metricsPath(
+    "metrics", cl::init(""),
+    cl::desc("Append one JSON line per step to this file"),
+    cl::value_desc("file"), cl::cat(trainCategory));
+static cl::opt<std::string> cacheDir(
+    "cache-dir", cl::init(""),
+    cl::desc("Where compiled programs are kept (default: "
+             "$GLIMMER_CACHE_DIR or a temp directory)"),
+    cl::value_desc("dir"), cl::cat(trainCategory));
+static cl::opt<std::string> emitCppPath(
+    "emit-cpp", cl::init(""), cl::desc("Also write the generated C++ here"),
+    cl::value_desc("file"), cl::cat(trainCategory));
 static cl::opt<bool> quiet("quiet", cl::init(false),
-                           cl::desc("No progress messages"));
+                           cl::desc("No progress messages"),
+                           cl::cat(trainCategory));
 
 static int fail(const std::string &message) {
   llvm::WithColor::error(llvm::errs(), "glimmer-train") << message << "\n";
   return 1;
 }
 
-static std::string formatDouble(double v) {
+static std::string g17(double v) {
   char buf[40];
   std::snprintf(buf, sizeof(buf), "%.17g", v);
   return buf;
 }
 
+/// Writes a synthetic batch described by `spec` ("batch=2,seq=16,...") to
+/// a file and returns its path.
+static std::string makeSynthetic(const std::string &spec,
+                                 const std::string &dir) {
+  glimmer_rt::SyntheticConfig cfg;
+  cfg.seed = seed;
+  std::stringstream entries(spec);
+  std::string entry;
+  while (std::getline(entries, entry, ',')) {
+    size_t eq = entry.find('=');
+    std::string key = entry.substr(0, eq);
+    long long value = -1;
+    if (eq != std::string::npos) {
+      char *end = nullptr;
+      value = std::strtoll(entry.c_str() + eq + 1, &end, 10);
+      if (*end != '\0')
+        value = -1;
+    }
+    int64_t *field = key == "batch"        ? &cfg.batch
+                     : key == "seq"        ? &cfg.seqLen
+                     : key == "images"     ? &cfg.imagesPerSample
+                     : key == "vocab"      ? &cfg.vocab
+                     : key == "image-size" ? &cfg.imageSize
+                     : key == "patch"      ? &cfg.patch
+                     : key == "channels"   ? &cfg.channels
+                                           : nullptr;
+    if (!field)
+      throw glimmer_rt::RuntimeError("unknown synthetic data key '" + key +
+                                     "'");
+    if (value < 0)
+      throw glimmer_rt::RuntimeError("bad value in synthetic data entry '" +
+                                     entry + "'");
+    *field = value;
+  }
+  auto batch = glimmer_rt::makeSyntheticBatch(cfg);
+  llvm::sys::fs::create_directories(dir);
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, "synthetic-" +
+                                    std::to_string(std::hash<std::string>()(
+                                        spec + "/" + std::to_string(seed))) +
+                                    ".safetensors");
+  std::vector<glimmer_rt::TensorView> views;
+  for (const char *name : {"tokens", "labels", "positions", "images"}) {
+    const glimmer_rt::Tensor &t = batch.at(name);
+    views.push_back({name, t.dtype(), t.shape(), t.raw()});
+  }
+  std::string error;
+  if (!glimmer_rt::writeSafetensors(std::string(path), views, {}, error))
+    throw glimmer_rt::RuntimeError(error);
+  return std::string(path);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(trainCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "Glimmer: compile a model and train it\n");
   if (backend != "cpu")
     return fail("unknown backend '" + backend + "' (available: cpu)");
   if (floatType != "f32" && floatType != "f64")
     return fail("--dtype must be f32 or f64, got '" + floatType + "'");
-  if (!forwardOnly)
-    return fail("training is not available yet: pass --forward-only");
+  if (optimizer != "adamw" && optimizer != "sgd")
+    return fail("--optimizer must be adamw or sgd, got '" + optimizer + "'");
+  if (steps < 0)
+    return fail("--steps must not be negative");
+  if (gradAccum < 1)
+    return fail("--grad-accum must be at least 1");
+  double beta1 = 0, beta2 = 0;
+  {
+    char *end = nullptr;
+    beta1 = std::strtod(betas.c_str(), &end);
+    if (*end != ',')
+      return fail("--betas must be B1,B2, got '" + betas + "'");
+    beta2 = std::strtod(end + 1, &end);
+    if (*end != '\0')
+      return fail("--betas must be B1,B2, got '" + betas + "'");
+  }
+
+  std::string dir = cacheDir;
+  if (dir.empty()) {
+    if (const char *env = std::getenv("GLIMMER_CACHE_DIR"))
+      dir = env;
+    else {
+      llvm::SmallString<128> tmp;
+      llvm::sys::path::system_temp_directory(true, tmp);
+      llvm::sys::path::append(tmp, "glimmer-cache");
+      dir = std::string(tmp);
+    }
+  }
+  std::string data = dataPath;
+  if (llvm::StringRef(data).starts_with("synthetic:")) {
+    try {
+      data = makeSynthetic(data.substr(strlen("synthetic:")), dir);
+    } catch (const glimmer_rt::RuntimeError &e) {
+      return fail(std::string("--data: ") + e.what());
+    }
+  }
 
   mlir::MLIRContext context;
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
   std::string dataError;
-  auto data = glimmer_rt::SafetensorsFile::read(dataPath, dataError);
-  if (!data)
+  auto batch = glimmer_rt::SafetensorsFile::read(data, dataError);
+  if (!batch)
     return fail("--data: " + dataError);
 
   glimmer::DriverOptions options;
   options.modelPath = modelPath;
-  options.dataPath = dataPath;
+  options.dataPath = data;
   options.floatType = floatType;
-  options.cacheDir = cacheDir;
+  options.cacheDir = dir;
+  options.train = !forwardOnly;
+  options.optimizer.optimizer = optimizer;
+  options.optimizer.lr = lr;
+  options.optimizer.beta1 = beta1;
+  options.optimizer.beta2 = beta2;
+  options.optimizer.eps = eps;
+  options.optimizer.weightDecay = weightDecay;
+  options.optimizer.maxNorm = maxNorm;
   if (!quiet)
     options.progress = [](const std::string &message) {
       llvm::errs() << "[glimmer-train] " << message << "\n";
@@ -105,11 +252,6 @@ int main(int argc, char **argv) {
       return fail("cannot write '" + emitCppPath + "'");
   }
 
-  glimmer_rt::Frame frame;
-  std::string error;
-  if (!glimmer::bindArguments(*model, *data, frame.inputs, error))
-    return fail(error);
-
   std::ofstream metrics;
   if (!metricsPath.empty()) {
     metrics.open(metricsPath, std::ios::app);
@@ -117,22 +259,60 @@ int main(int argc, char **argv) {
       return fail("cannot open --metrics file '" + metricsPath + "'");
   }
 
-  auto start = std::chrono::steady_clock::now();
+  // Tokens per step, for throughput: the first integer input's elements.
+  int64_t tokens = 0;
+  for (const glimmer::Slot &slot : model->functions["forward"].arguments)
+    if (slot.role == glimmer::Slot::Input &&
+        !glimmer_rt::isFloating(slot.dtype)) {
+      tokens = glimmer_rt::numElements(slot.shape);
+      break;
+    }
+
   try {
-    model->program->run(frame);
+    if (forwardOnly) {
+      auto start = std::chrono::steady_clock::now();
+      double loss = glimmer::runForward(*model, *batch);
+      double seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      llvm::outs() << "step 0 | loss " << g17(loss) << " | "
+                   << llvm::format("%.3f", seconds) << " s\n";
+      if (metrics.is_open())
+        metrics << "{\"step\":0,\"loss\":" << g17(loss)
+                << ",\"seconds\":" << g17(seconds) << "}\n";
+      return 0;
+    }
+    glimmer::Trainer trainer(*model);
+    if (!resumePath.empty()) {
+      trainer.resume(resumePath);
+      if (!quiet)
+        llvm::errs() << "[glimmer-train] resumed from " << resumePath
+                     << " at step " << trainer.stepsDone() << "\n";
+    }
+    for (int i = 0; i < steps; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      glimmer::Trainer::StepResult r = trainer.step(*batch, gradAccum);
+      double seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      double tps = seconds > 0 ? double(tokens * gradAccum) / seconds : 0;
+      llvm::outs() << "step " << r.step << " | loss " << g17(r.loss)
+                   << " | grad_norm " << g17(r.gradNorm) << " | "
+                   << llvm::format("%.0f", tps) << " tok/s\n";
+      if (metrics.is_open())
+        metrics << "{\"step\":" << r.step << ",\"loss\":" << g17(r.loss)
+                << ",\"grad_norm\":" << g17(r.gradNorm)
+                << ",\"tokens_per_s\":" << g17(tps) << "}\n"
+                << std::flush;
+    }
+    if (!savePath.empty()) {
+      trainer.save(savePath);
+      if (!quiet)
+        llvm::errs() << "[glimmer-train] saved step " << trainer.stepsDone()
+                     << " to " << savePath << "\n";
+    }
   } catch (const glimmer_rt::RuntimeError &e) {
     return fail(std::string("the program failed: ") + e.what());
   }
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
-  if (frame.outputs.empty() || frame.outputs[0].numel() != 1)
-    return fail("the model's forward does not return a scalar loss");
-  double loss = frame.outputs[0].item(0);
-  llvm::outs() << "step 0 | loss " << formatDouble(loss) << " | "
-               << llvm::format("%.3f", seconds) << " s\n";
-  if (metrics.is_open())
-    metrics << "{\"step\":0,\"loss\":" << formatDouble(loss)
-            << ",\"seconds\":" << formatDouble(seconds) << "}\n";
   return 0;
 }

@@ -1,9 +1,10 @@
-//===- Driver.h - Compile a model to a loaded runtime program ---*- C++ -*-===//
+//===- Driver.h - Compile a model and train it ------------------*- C++ -*-===//
 //
 // The compile-then-run flow shared by glimmer-train and the Python module:
-// import TorchScript, run the pipeline, emit C++, compile it with the system
-// C++ compiler into a shared library (cached by content), load it, and bind
-// data and weights to its arguments by name.
+// import TorchScript, run the pipeline (with autodiff when training), emit
+// C++, compile it with the system C++ compiler into a shared library (cached
+// by content), load it, and bind data, weights and optimizer state to the
+// compiled functions' arguments by name.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,11 +18,22 @@
 #include "llvm/Support/LogicalResult.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace glimmer {
+
+struct OptimizerOptions {
+  std::string optimizer = "adamw"; // adamw | sgd
+  double lr = 1e-3;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  /// < 0: torch.optim's default (0.01 for AdamW, 0 for SGD).
+  double weightDecay = -1;
+  /// Clip the global gradient norm to this (0: no clipping).
+  double maxNorm = 0;
+};
 
 struct DriverOptions {
   std::string modelPath;
@@ -29,24 +41,35 @@ struct DriverOptions {
   std::string dataPath;
   /// "f32" or "f64".
   std::string floatType = "f32";
+  /// Build @grad_step and @apply_step besides @forward.
+  bool train = false;
+  OptimizerOptions optimizer;
   /// Where generated sources, compiled programs and exported weights go.
   std::string cacheDir;
   /// Progress messages ("importing ...") go here when set.
   std::function<void(const std::string &)> progress;
 };
 
-/// One argument of the compiled program.
-struct ProgramArgument {
-  enum Kind { Input, Parameter, Buffer } kind;
+/// An argument or result of a compiled function, identified by role and
+/// state_dict name.
+struct Slot {
+  enum Role { Input, Parameter, Buffer, Grad, ExpAvg, ExpAvgSq, Step, Other };
+  Role role = Other;
   std::string name;
-  glimmer_rt::DType dtype;
+  glimmer_rt::DType dtype = glimmer_rt::DType::F32;
   glimmer_rt::Shape shape;
+};
+
+struct CompiledFunction {
+  glimmer_rt::EntryFn entry = nullptr;
+  std::vector<Slot> arguments;
+  std::vector<Slot> results;
 };
 
 struct CompiledModel {
   std::unique_ptr<glimmer_rt::LoadedProgram> program;
-  std::vector<ProgramArgument> arguments;
-  /// The imported (pre-lowering) module, for inspection.
+  std::map<std::string, CompiledFunction> functions;
+  /// The module after the pipeline (before lowering), for inspection.
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::string cppSource;
   std::string weightsPath;
@@ -58,13 +81,48 @@ struct CompiledModel {
 llvm::FailureOr<CompiledModel> compileModel(mlir::MLIRContext &context,
                                             const DriverOptions &options);
 
-/// Builds the program's inputs: forward inputs from `data` and parameters
-/// and buffers from the model's exported weights, converted to the dtypes
-/// the program was compiled for. On a missing or mis-shaped tensor returns
-/// false and sets `error`.
-bool bindArguments(const CompiledModel &model,
-                   const glimmer_rt::SafetensorsFile &data,
-                   std::vector<glimmer_rt::Tensor> &inputs, std::string &error);
+/// Runs @forward on `data` with the model's exported weights; returns the
+/// loss. Throws glimmer_rt::RuntimeError on bad data or a failing kernel.
+double runForward(const CompiledModel &model,
+                  const glimmer_rt::SafetensorsFile &data);
+
+/// Training state and steps over a compiled model (with train = true).
+class Trainer {
+public:
+  /// Loads the parameters from the model's exported weights and zeroes the
+  /// optimizer state. Throws glimmer_rt::RuntimeError.
+  explicit Trainer(const CompiledModel &model);
+
+  struct StepResult {
+    int64_t step;
+    double loss;
+    double gradNorm;
+  };
+  /// One optimizer step on `gradAccum` micro-batches (all `data`):
+  /// gradients and losses are averaged over the micro-batches.
+  StepResult step(const glimmer_rt::SafetensorsFile &data,
+                  int64_t gradAccum = 1);
+
+  /// Parameters (state_dict keys), optimizer state and the step count, as
+  /// safetensors. Resuming from it continues bit-exactly.
+  void save(const std::string &path) const;
+  void resume(const std::string &path);
+
+  int64_t stepsDone() const { return steps; }
+  const std::map<std::string, glimmer_rt::Tensor> &parameters() const {
+    return params;
+  }
+
+private:
+  std::vector<glimmer_rt::Tensor>
+  bind(const CompiledFunction &fn, const glimmer_rt::SafetensorsFile *data,
+       const std::map<std::string, glimmer_rt::Tensor> &grads) const;
+
+  const CompiledModel &model;
+  std::map<std::string, glimmer_rt::Tensor> params, buffers, expAvg,
+      expAvgSq;
+  int64_t steps = 0;
+};
 
 } // namespace glimmer
 

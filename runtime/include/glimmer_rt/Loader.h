@@ -11,25 +11,24 @@
 
 namespace glimmer_rt {
 
-/// A program compiled to a shared library by the driver.
+/// A program compiled to a shared library by the driver; it exports one
+/// entry point per function (`glimmer_entry_<function>`).
 class LoadedProgram {
 public:
-  /// dlopens `path` and finds `glimmer_entry_<function>`; null and `error`
-  /// on failure.
-  static std::unique_ptr<LoadedProgram>
-  load(const std::string &path, const std::string &function,
-       std::string &error);
+  /// dlopens `path`; null and `error` on failure.
+  static std::unique_ptr<LoadedProgram> load(const std::string &path,
+                                             std::string &error);
   ~LoadedProgram();
   LoadedProgram(const LoadedProgram &) = delete;
   LoadedProgram &operator=(const LoadedProgram &) = delete;
 
-  /// Runs the program; RuntimeError from kernels propagates.
-  void run(Frame &frame) const { entry(frame); }
+  /// The entry point of `function`, or null and `error`.
+  EntryFn entry(const std::string &function, std::string &error) const;
 
 private:
   LoadedProgram() = default;
+  std::string path;
   void *handle = nullptr;
-  EntryFn entry = nullptr;
 };
 
 /// Reads tensor `info` of `file` as a Tensor of the same dtype and shape.

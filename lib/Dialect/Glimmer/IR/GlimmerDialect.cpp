@@ -63,7 +63,8 @@ static LogicalResult verifyValueSharding(Operation *op, StringRef what,
 /// importer's names for forward inputs, parameters and buffers.
 static bool isNameAttr(StringRef name) {
   return name == "glimmer.input" || name == "glimmer.param" ||
-         name == "glimmer.buffer";
+         name == "glimmer.buffer" || name == "glimmer.grad" ||
+         name == "glimmer.exp_avg" || name == "glimmer.exp_avg_sq";
 }
 
 LogicalResult GlimmerDialect::verifyRegionArgAttribute(Operation *op,
@@ -76,6 +77,8 @@ LogicalResult GlimmerDialect::verifyRegionArgAttribute(Operation *op,
                              << "' must be a string";
     return success();
   }
+  if (attr.getName() == "glimmer.step")
+    return success();
   if (attr.getName() != getShardingAttrName())
     return op->emitError() << "unknown glimmer argument attribute '"
                            << attr.getName().getValue() << "'";
@@ -93,6 +96,12 @@ LogicalResult GlimmerDialect::verifyRegionResultAttribute(Operation *op,
                                                           unsigned regionIndex,
                                                           unsigned resultIndex,
                                                           NamedAttribute attr) {
+  if (isNameAttr(attr.getName().getValue())) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "'" << attr.getName().getValue()
+                             << "' must be a string";
+    return success();
+  }
   if (attr.getName() != getShardingAttrName())
     return op->emitError() << "unknown glimmer result attribute '"
                            << attr.getName().getValue() << "'";

@@ -22,6 +22,8 @@ Type glimmer::getI1SameShape(Type type) {
                                IntegerType::get(type.getContext(), 1));
 }
 
+#include "glimmer/Dialect/Glimmer/IR/GlimmerInterfaces.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "glimmer/Dialect/Glimmer/IR/GlimmerOps.cpp.inc"
 

@@ -17,6 +17,8 @@ namespace glimmer {
 mlir::Type getI1SameShape(mlir::Type type);
 } // namespace glimmer
 
+#include "glimmer/Dialect/Glimmer/IR/GlimmerInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h.inc"
 

@@ -4,6 +4,7 @@
 #define GLIMMER_DIALECT_GLIMMER_TRANSFORMS_PASSES_H
 
 #include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace glimmer {

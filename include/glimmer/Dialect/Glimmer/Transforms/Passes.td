@@ -101,4 +101,72 @@ def GlimmerRecognizeVisionMerge
   let dependentDialects = ["::glimmer::GlimmerDialect"];
 }
 
+def GlimmerAutodiff : Pass<"glimmer-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Builds the training step from the forward function";
+  let description = [{
+    Reverse-mode automatic differentiation on the global view. From
+    `@forward` (a function returning a scalar floating-point loss, whose
+    trainable parameters carry `glimmer.param`), it builds two functions:
+
+    - `@grad_step`: same arguments as `@forward`; returns the loss and the
+      gradient of every parameter the loss depends on (result attribute
+      `glimmer.grad = "<name>"`). Gradients come from each op's
+      `VJPOpInterface` rule, accumulated where values fan out.
+    - `@apply_step`: takes, per differentiated parameter, the parameter, its
+      gradient and the optimizer state, plus the 1-based step count; returns
+      the global gradient norm (before clipping), then the updated
+      parameters and states. With `max-norm > 0` gradients are scaled by
+      `min(1, max_norm / (norm + 1e-6))` as `torch.nn.utils.clip_grad_norm_`.
+      The optimizer is `adamw` or `sgd`, with torch.optim semantics.
+
+    Parameters the loss does not depend on get no gradient and no update, as
+    PyTorch's optimizers skip parameters whose `.grad` is None. Errors: no
+    trainable parameter, a loss that is not a floating-point scalar, an op
+    on a parameter's path to the loss that has no VJP rule.
+
+    Before:
+    ```mlir
+    func.func @forward(%x: tensor<4xf32> {glimmer.input = "x"},
+                       %w: tensor<4xf32> {glimmer.param = "w"}) -> tensor<f32> {
+      %0 = glimmer.mul %x, %w : tensor<4xf32>
+      %1 = glimmer.reduce sum %0 dims = [0] : tensor<4xf32> -> tensor<f32>
+      return %1 : tensor<f32>
+    }
+    ```
+    After (`optimizer=sgd lr=0.1`), besides `@forward`:
+    ```mlir
+    func.func @grad_step(%x: tensor<4xf32> {glimmer.input = "x"},
+                         %w: tensor<4xf32> {glimmer.param = "w"})
+        -> (tensor<f32>, tensor<4xf32> {glimmer.grad = "w"}) {
+      ...
+      return %loss, %dw : tensor<f32>, tensor<4xf32>
+    }
+    func.func @apply_step(%w: tensor<4xf32> {glimmer.param = "w"},
+                          %dw: tensor<4xf32> {glimmer.grad = "w"},
+                          %step: tensor<i64> {glimmer.step})
+        -> (tensor<f32>, tensor<4xf32> {glimmer.param = "w"}) {
+      ...
+      %w1 = glimmer.sgd_update %w, %dw lr = 1.000000e-01 weight_decay = 0.000000e+00 : tensor<4xf32>
+      return %norm, %w1 : tensor<f32>, tensor<4xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"functionName", "function", "std::string", /*default=*/"\"forward\"",
+           "The forward function to differentiate">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "adamw or sgd">,
+    Option<"lr", "lr", "double", /*default=*/"1e-3", "Learning rate">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1",
+           "Weight decay (default: 0.01 for adamw, 0 for sgd, as torch.optim)">,
+    Option<"maxNorm", "max-norm", "double", /*default=*/"0",
+           "Clip the global gradient norm to this value (0: no clipping)">,
+  ];
+  let dependentDialects = ["::glimmer::GlimmerDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 #endif // GLIMMER_DIALECT_GLIMMER_TRANSFORMS_PASSES_TD

@@ -1,0 +1,332 @@
+//===- Autodiff.cpp - Reverse-mode AD and the optimizer step --------------===//
+//
+// @grad_step is @forward followed by the reverse sweep: ops are visited in
+// reverse order and each op with a cotangent on a result asks its
+// VJPOpInterface rule for its operands' cotangents. Only ops on a path from
+// a trainable parameter to the loss are differentiated (activity analysis),
+// so integer index computations need no rules.
+//
+// @apply_step is separate so that the driver can accumulate gradients over
+// micro-batches (and, under data parallelism, reduce them) between the two.
+//
+//===----------------------------------------------------------------------===//
+
+#include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace glimmer {
+#define GEN_PASS_DEF_GLIMMERAUTODIFF
+#include "glimmer/Dialect/Glimmer/Transforms/Passes.h.inc"
+} // namespace glimmer
+
+using namespace mlir;
+using namespace glimmer;
+
+namespace {
+
+bool isFloatTensor(Type t) {
+  auto tensor = dyn_cast<RankedTensorType>(t);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
+Value splat(OpBuilder &b, Location loc, RankedTensorType type, double v) {
+  return ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), v)));
+}
+
+/// `v` broadcast to `type` from a scalar.
+Value broadcastScalar(OpBuilder &b, Location loc, Value v,
+                      RankedTensorType type) {
+  if (v.getType() == type)
+    return v;
+  return BroadcastInDimOp::create(b, loc, type, v, b.getDenseI64ArrayAttr({}));
+}
+
+struct AutodiffPass : public glimmer::impl::GlimmerAutodiffBase<AutodiffPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+  /// Builds @grad_step; returns the indices of the differentiated
+  /// parameters, or failure.
+  FailureOr<SmallVector<unsigned>> buildGradStep(func::FuncOp forward);
+  LogicalResult buildApplyStep(func::FuncOp forward,
+                               ArrayRef<unsigned> params, Type lossType);
+};
+
+void AutodiffPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto forward = module.lookupSymbol<func::FuncOp>(functionName);
+  if (!forward) {
+    module.emitError() << "glimmer-autodiff: no function @" << functionName
+                       << " to differentiate";
+    return signalPassFailure();
+  }
+  if (optimizer != "adamw" && optimizer != "sgd") {
+    module.emitError() << "glimmer-autodiff: unknown optimizer '" << optimizer
+                       << "' (expected adamw or sgd)";
+    return signalPassFailure();
+  }
+  for (StringRef name : {"grad_step", "apply_step"})
+    if (module.lookupSymbol(name)) {
+      module.emitError() << "glimmer-autodiff: the module already has @"
+                         << name;
+      return signalPassFailure();
+    }
+  FunctionType type = forward.getFunctionType();
+  if (type.getNumResults() != 1 ||
+      !isFloatTensor(type.getResult(0)) ||
+      cast<RankedTensorType>(type.getResult(0)).getRank() != 0) {
+    forward.emitError() << "glimmer-autodiff: @" << functionName
+                        << " must return one floating-point scalar (the "
+                           "loss), but it returns "
+                        << type.getResults();
+    return signalPassFailure();
+  }
+  FailureOr<SmallVector<unsigned>> params = buildGradStep(forward);
+  if (failed(params))
+    return signalPassFailure();
+  if (failed(buildApplyStep(forward, *params, type.getResult(0))))
+    return signalPassFailure();
+}
+
+FailureOr<SmallVector<unsigned>>
+AutodiffPass::buildGradStep(func::FuncOp forward) {
+  OpBuilder b(forward);
+  b.setInsertionPointAfter(forward);
+  auto gradStep = cast<func::FuncOp>(b.clone(*forward));
+  gradStep.setSymName("grad_step");
+  Block &body = gradStep.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  Value loss = ret.getOperand(0);
+
+  // Trainable parameters and the values they influence.
+  SmallVector<unsigned> trainable;
+  for (BlockArgument arg : gradStep.getArguments())
+    if (gradStep.getArgAttr(arg.getArgNumber(), "glimmer.param") &&
+        isFloatTensor(arg.getType()))
+      trainable.push_back(arg.getArgNumber());
+  if (trainable.empty()) {
+    forward.emitError() << "glimmer-autodiff: @" << functionName
+                        << " has no trainable parameter (no floating-point "
+                           "argument marked glimmer.param)";
+    gradStep.erase();
+    return failure();
+  }
+  llvm::DenseSet<Value> varied;
+  for (unsigned i : trainable)
+    varied.insert(gradStep.getArgument(i));
+  for (Operation &op : body.without_terminator()) {
+    bool anyVaried = llvm::any_of(op.getOperands(),
+                                  [&](Value v) { return varied.contains(v); });
+    if (!anyVaried)
+      continue;
+    for (Value r : op.getResults())
+      if (isFloatTensor(r.getType()))
+        varied.insert(r);
+  }
+
+  // Reverse sweep.
+  DenseMap<Value, Value> grads;
+  b.setInsertionPoint(ret);
+  auto accumulate = [&](Value target, Value g) {
+    auto it = grads.find(target);
+    if (it == grads.end())
+      grads[target] = g;
+    else
+      it->second = AddOp::create(b, g.getLoc(), it->second, g);
+  };
+  if (varied.contains(loss))
+    grads[loss] = splat(b, loss.getLoc(),
+                        cast<RankedTensorType>(loss.getType()), 1.0);
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops)) {
+    SmallVector<Value> resultGrads;
+    bool anyGrad = false;
+    for (Value r : op->getResults()) {
+      Value g = grads.lookup(r);
+      resultGrads.push_back(g);
+      anyGrad |= bool(g);
+    }
+    if (!anyGrad)
+      continue;
+    bool anyVariedOperand = llvm::any_of(
+        op->getOperands(), [&](Value v) { return varied.contains(v); });
+    if (!anyVariedOperand)
+      continue;
+    auto rule = dyn_cast<VJPOpInterface>(op);
+    if (!rule) {
+      op->emitOpError() << "has no VJP rule, but it lies on the path from a "
+                           "trainable parameter to the loss";
+      gradStep.erase();
+      return failure();
+    }
+    SmallVector<Value> operandGrads(op->getNumOperands());
+    b.setInsertionPoint(ret);
+    if (failed(rule.buildVJP(b, resultGrads, operandGrads))) {
+      gradStep.erase();
+      return failure();
+    }
+    for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads))
+      if (g && varied.contains(operand))
+        accumulate(operand, g);
+  }
+
+  // Results: the loss, then each parameter's gradient.
+  SmallVector<Value> results{loss};
+  SmallVector<unsigned> differentiated;
+  for (unsigned i : trainable)
+    if (Value g = grads.lookup(gradStep.getArgument(i))) {
+      results.push_back(g);
+      differentiated.push_back(i);
+    }
+  if (differentiated.empty()) {
+    forward.emitError() << "glimmer-autodiff: the loss of @" << functionName
+                        << " does not depend on any trainable parameter";
+    gradStep.erase();
+    return failure();
+  }
+  b.setInsertionPoint(ret);
+  func::ReturnOp::create(b, ret.getLoc(), results);
+  ret.erase();
+  SmallVector<Type> resultTypes;
+  for (Value r : results)
+    resultTypes.push_back(r.getType());
+  gradStep.setType(
+      b.getFunctionType(gradStep.getArgumentTypes(), resultTypes));
+  for (auto [k, i] : llvm::enumerate(differentiated))
+    gradStep.setResultAttr(
+        k + 1, "glimmer.grad",
+        gradStep.getArgAttrOfType<StringAttr>(i, "glimmer.param"));
+  return differentiated;
+}
+
+LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
+                                           ArrayRef<unsigned> params,
+                                           Type lossType) {
+  bool adamw = optimizer == "adamw";
+  double wd = weightDecay >= 0 ? double(weightDecay) : (adamw ? 0.01 : 0.0);
+  MLIRContext *ctx = &getContext();
+  OpBuilder b(ctx);
+  Location loc = forward.getLoc();
+
+  // Arguments: per parameter (param, grad[, exp_avg, exp_avg_sq]), then step.
+  SmallVector<Type> argTypes;
+  SmallVector<std::pair<StringRef, StringAttr>> argNames;
+  for (unsigned i : params) {
+    Type t = forward.getArgumentTypes()[i];
+    auto name = forward.getArgAttrOfType<StringAttr>(i, "glimmer.param");
+    argTypes.push_back(t);
+    argNames.push_back({"glimmer.param", name});
+    argTypes.push_back(t);
+    argNames.push_back({"glimmer.grad", name});
+    if (adamw) {
+      argTypes.append({t, t});
+      argNames.push_back({"glimmer.exp_avg", name});
+      argNames.push_back({"glimmer.exp_avg_sq", name});
+    }
+  }
+  auto stepType = RankedTensorType::get({}, b.getI64Type());
+  argTypes.push_back(stepType);
+
+  auto module = getOperation();
+  b.setInsertionPointToEnd(module.getBody());
+  auto apply = func::FuncOp::create(b, loc, "apply_step",
+                                    b.getFunctionType(argTypes, {}));
+  Block *entry = apply.addEntryBlock();
+  for (auto [i, attr] : llvm::enumerate(argNames))
+    apply.setArgAttr(i, attr.first, attr.second);
+  apply.setArgAttr(argTypes.size() - 1, "glimmer.step", b.getUnitAttr());
+  b.setInsertionPointToStart(entry);
+
+  unsigned stride = adamw ? 4 : 2;
+  auto normType = cast<RankedTensorType>(lossType);
+  Type normElem = normType.getElementType();
+
+  // Global norm of all gradients (before clipping).
+  Value sumSq;
+  for (size_t k = 0; k < params.size(); ++k) {
+    Value g = entry->getArgument(k * stride + 1);
+    auto gType = cast<RankedTensorType>(g.getType());
+    Value sq = MulOp::create(b, loc, g, g);
+    Value s = sq;
+    if (gType.getRank() > 0) {
+      SmallVector<int64_t> dims;
+      for (int64_t d = 0; d < gType.getRank(); ++d)
+        dims.push_back(d);
+      s = ReduceOp::create(
+          b, loc, RankedTensorType::get({}, gType.getElementType()),
+          ReductionKind::Sum, sq, dims, false);
+    }
+    if (gType.getElementType() != normElem)
+      s = ConvertOp::create(b, loc, normType, s);
+    sumSq = sumSq ? Value(AddOp::create(b, loc, sumSq, s)) : s;
+  }
+  Value norm = SqrtOp::create(b, loc, sumSq);
+
+  // clip_grad_norm_: scale = min(1, max_norm / (norm + 1e-6)).
+  Value scale;
+  if (maxNorm > 0) {
+    Value denom = AddOp::create(b, loc, norm, splat(b, loc, normType, 1e-6));
+    Value coef =
+        DivOp::create(b, loc, splat(b, loc, normType, maxNorm), denom);
+    scale = MinOp::create(b, loc, coef, splat(b, loc, normType, 1.0));
+  }
+
+  SmallVector<Value> newParams, newAvg, newAvgSq;
+  Value step = entry->getArgument(argTypes.size() - 1);
+  for (size_t k = 0; k < params.size(); ++k) {
+    Value p = entry->getArgument(k * stride);
+    Value g = entry->getArgument(k * stride + 1);
+    auto pType = cast<RankedTensorType>(p.getType());
+    if (scale) {
+      Value s = scale;
+      if (pType.getElementType() != normElem)
+        s = ConvertOp::create(
+            b, loc, RankedTensorType::get({}, pType.getElementType()), s);
+      g = MulOp::create(b, loc, g, broadcastScalar(b, loc, s, pType));
+    }
+    if (adamw) {
+      auto update = AdamWUpdateOp::create(
+          b, loc, p, g, entry->getArgument(k * stride + 2),
+          entry->getArgument(k * stride + 3), step, b.getF64FloatAttr(lr),
+          b.getF64FloatAttr(beta1), b.getF64FloatAttr(beta2),
+          b.getF64FloatAttr(eps), b.getF64FloatAttr(wd));
+      newParams.push_back(update.getNewParam());
+      newAvg.push_back(update.getNewExpAvg());
+      newAvgSq.push_back(update.getNewExpAvgSq());
+    } else {
+      newParams.push_back(SgdUpdateOp::create(b, loc, p, g,
+                                              b.getF64FloatAttr(lr),
+                                              b.getF64FloatAttr(wd)));
+    }
+  }
+  SmallVector<Value> results{norm};
+  results.append(newParams);
+  results.append(newAvg);
+  results.append(newAvgSq);
+  func::ReturnOp::create(b, loc, results);
+  SmallVector<Type> resultTypes;
+  for (Value r : results)
+    resultTypes.push_back(r.getType());
+  apply.setType(b.getFunctionType(argTypes, resultTypes));
+  size_t n = params.size();
+  for (size_t k = 0; k < n; ++k) {
+    StringAttr name = forward.getArgAttrOfType<StringAttr>(params[k],
+                                                           "glimmer.param");
+    apply.setResultAttr(1 + k, "glimmer.param", name);
+    if (adamw) {
+      apply.setResultAttr(1 + n + k, "glimmer.exp_avg", name);
+      apply.setResultAttr(1 + 2 * n + k, "glimmer.exp_avg_sq", name);
+    }
+  }
+  return success();
+}
+
+} // namespace

@@ -1,0 +1,33 @@
+"""Compares glimmer-train's step lines with the training oracle's.
+
+usage: compare_steps.py GLIMMER_OUTPUT ORACLE_OUTPUT LOSS_TOL NORM_TOL
+
+Relative tolerances. Prints the worst differences; exits non-zero when a step
+is missing or exceeds a tolerance.
+"""
+
+import re
+import sys
+
+LINE = re.compile(r"step (\d+) \| loss ([-+0-9.eEna]+) \| grad_norm ([-+0-9.eEna]+)")
+
+
+def read(path):
+    return {int(m.group(1)): (float(m.group(2)), float(m.group(3)))
+            for m in LINE.finditer(open(path).read())}
+
+
+ours, theirs = read(sys.argv[1]), read(sys.argv[2])
+loss_tol, norm_tol = float(sys.argv[3]), float(sys.argv[4])
+if not theirs or sorted(ours) != sorted(theirs):
+    sys.exit(f"steps differ: glimmer {sorted(ours)} oracle {sorted(theirs)}")
+worst_loss = worst_norm = 0.0
+for step in sorted(theirs):
+    (l1, n1), (l2, n2) = ours[step], theirs[step]
+    worst_loss = max(worst_loss, abs(l1 - l2) / abs(l2))
+    worst_norm = max(worst_norm, abs(n1 - n2) / abs(n2))
+print(f"{len(theirs)} steps: max rel diff loss {worst_loss:.3e} (tol {loss_tol:.0e}), "
+      f"grad_norm {worst_norm:.3e} (tol {norm_tol:.0e})")
+if worst_loss > loss_tol or worst_norm > norm_tol:
+    sys.exit("MISMATCH")
+print("MATCH")

@@ -1,0 +1,56 @@
+"""PyTorch training oracle: the same steps glimmer-train runs.
+
+usage: torch_train_oracle.py MODEL.pt BATCH.safetensors DTYPE STEPS
+           OPTIMIZER LR WEIGHT_DECAY MAX_NORM [BETA1 BETA2 EPS]
+
+Loads the TorchScript fixture (promoted to float64 for DTYPE=f64, as
+torch_oracle.py does), then per step: forward on the batch, backward,
+torch.nn.utils.clip_grad_norm_ (its returned norm is the grad norm before
+clipping; with MAX_NORM=0 the norm is computed without clipping), and a
+torch.optim step. Prints "step N | loss L | grad_norm G" per step.
+"""
+
+import sys
+
+import torch
+from safetensors.torch import load_file
+
+from torch_oracle import promote_module
+
+
+def main():
+    (model_path, batch_path, dtype, steps, optimizer, lr, weight_decay,
+     max_norm) = sys.argv[1:9]
+    betas = (0.9, 0.999)
+    eps = 1e-8
+    if len(sys.argv) > 9:
+        betas = (float(sys.argv[9]), float(sys.argv[10]))
+        eps = float(sys.argv[11])
+    steps, lr, weight_decay, max_norm = int(steps), float(lr), float(weight_decay), float(max_norm)
+    module = torch.jit.load(model_path)
+    batch = load_file(batch_path)
+    if dtype == "f64":
+        promote_module(module)
+        module = module.double()
+        batch = {k: (v.double() if v.is_floating_point() else v) for k, v in batch.items()}
+    module.train()
+    params = [p for p in module.parameters() if p.requires_grad]
+    if optimizer == "adamw":
+        opt = torch.optim.AdamW(params, lr=lr, betas=betas, eps=eps,
+                                weight_decay=0.01 if weight_decay < 0 else weight_decay)
+    else:
+        opt = torch.optim.SGD(params, lr=lr, weight_decay=0.0 if weight_decay < 0 else weight_decay)
+    names = [a.name for a in module.forward.schema.arguments[1:]]
+    for step in range(1, steps + 1):
+        opt.zero_grad(set_to_none=True)
+        loss = module(*[batch[n] for n in names])
+        loss.backward()
+        with_grads = [p for p in params if p.grad is not None]
+        norm = torch.nn.utils.clip_grad_norm_(
+            with_grads, max_norm if max_norm > 0 else float("inf"))
+        opt.step()
+        print(f"step {step} | loss {loss.item():.17g} | grad_norm {norm.item():.17g}")
+
+
+if __name__ == "__main__":
+    main()
