@@ -47,6 +47,7 @@ func.func @forward(%x: tensor<4xf32> {glimmer.input = "x"}, %w: tensor<4xf32> {g
 // SGD-LABEL: func.func @grad_step(
 // SGD: %[[IDS:.*]] = glimmer.add %arg0
 // SGD: %[[E:.*]] = glimmer.embedding %arg1, %[[IDS]]
+// SGD: glimmer.reduce sum
 // SGD: %[[G1:.*]] = glimmer.mul %{{.*}}, %[[E]]
 // SGD: %[[G2:.*]] = glimmer.mul %{{.*}}, %[[E]]
 // SGD: %[[SUM:.*]] = glimmer.add %[[G1]], %[[G2]]
