@@ -1,0 +1,856 @@
+//===- GlimmerVJP.cpp - Reverse-mode derivative rules ---------------------===//
+//
+// One VJPOpInterface::buildVJP per differentiable op.
+//
+// Conventions (see GlimmerInterfaces.td): `resultGrads[i]` is the cotangent of
+// result `i` (same type) or null for zero; a rule sets `operandGrads[j]` only
+// for floating-point operands and leaves it null for zero gradients and for
+// integer/boolean operands (ids, labels, positions, masks). Every rule emits
+// glimmer ops only, at the builder's insertion point, with the op's location.
+//
+//===----------------------------------------------------------------------===//
+
+#include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace glimmer;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+RankedTensorType tensorTypeOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+bool isFloatTensor(Value v) {
+  return isa<FloatType>(tensorTypeOf(v).getElementType());
+}
+
+/// Emits glimmer ops at one location; all helpers keep operand types.
+struct Emitter {
+  OpBuilder &b;
+  Location loc;
+
+  /// A splat constant of `type` (a floating-point tensor type).
+  Value splat(RankedTensorType type, double value) {
+    auto attr = DenseElementsAttr::get(
+        type, b.getFloatAttr(type.getElementType(), value));
+    return ConstantOp::create(b, loc, type, cast<ElementsAttr>(attr));
+  }
+  /// A splat constant like `v`.
+  Value splatLike(Value v, double value) {
+    return splat(tensorTypeOf(v), value);
+  }
+  Value zerosLike(Value v) { return splatLike(v, 0.0); }
+
+  Value add(Value x, Value y) {
+    return AddOp::create(b, loc, x.getType(), x, y);
+  }
+  Value sub(Value x, Value y) {
+    return SubOp::create(b, loc, x.getType(), x, y);
+  }
+  Value mul(Value x, Value y) {
+    return MulOp::create(b, loc, x.getType(), x, y);
+  }
+  Value div(Value x, Value y) {
+    return DivOp::create(b, loc, x.getType(), x, y);
+  }
+  Value neg(Value x) { return NegOp::create(b, loc, x.getType(), x); }
+  Value scale(Value x, double c) { return mul(x, splatLike(x, c)); }
+  Value exp(Value x) { return ExpOp::create(b, loc, x.getType(), x); }
+  Value log(Value x) { return LogOp::create(b, loc, x.getType(), x); }
+  Value erf(Value x) { return ErfOp::create(b, loc, x.getType(), x); }
+  Value tanh(Value x) { return TanhOp::create(b, loc, x.getType(), x); }
+  Value sin(Value x) { return SinOp::create(b, loc, x.getType(), x); }
+  Value cos(Value x) { return CosOp::create(b, loc, x.getType(), x); }
+  Value sigmoid(Value x) { return SigmoidOp::create(b, loc, x.getType(), x); }
+  Value pow(Value x, Value y) {
+    return PowOp::create(b, loc, x.getType(), x, y);
+  }
+
+  Value compare(CompareDirection dir, Value x, Value y) {
+    return CompareOp::create(
+        b, loc, getI1SameShape(x.getType()),
+        CompareDirectionAttr::get(b.getContext(), dir), x, y);
+  }
+  Value select(Value cond, Value onTrue, Value onFalse) {
+    return SelectOp::create(b, loc, onTrue.getType(), cond, onTrue, onFalse);
+  }
+  Value convert(Value x, Type type) {
+    if (x.getType() == type)
+      return x;
+    return ConvertOp::create(b, loc, type, x);
+  }
+  Value reshape(Value x, Type type) {
+    if (x.getType() == type)
+      return x;
+    return ReshapeOp::create(b, loc, type, x);
+  }
+  Value reshape(Value x, ArrayRef<int64_t> shape) {
+    return reshape(x, tensorTypeOf(x).clone(shape));
+  }
+  Value reduceSum(Value x, ArrayRef<int64_t> dims, bool keepDims) {
+    RankedTensorType in = tensorTypeOf(x);
+    SmallVector<int64_t> shape;
+    for (int64_t d = 0; d < in.getRank(); ++d) {
+      if (!llvm::is_contained(dims, d))
+        shape.push_back(in.getDimSize(d));
+      else if (keepDims)
+        shape.push_back(1);
+    }
+    return ReduceOp::create(b, loc, in.clone(shape), ReductionKind::Sum, x,
+                            dims, keepDims);
+  }
+  /// Broadcasts `x` (same rank as `type`, size-1 or equal dims) to `type`.
+  Value broadcastSameRank(Value x, RankedTensorType type) {
+    if (x.getType() == type)
+      return x;
+    SmallVector<int64_t> dims =
+        llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+    return BroadcastInDimOp::create(b, loc, type, x,
+                                    b.getDenseI64ArrayAttr(dims));
+  }
+  Value transpose(Value x, ArrayRef<int64_t> perm) {
+    RankedTensorType in = tensorTypeOf(x);
+    SmallVector<int64_t> shape;
+    for (int64_t p : perm)
+      shape.push_back(in.getDimSize(p));
+    return TransposeOp::create(b, loc, in.clone(shape), x,
+                               b.getDenseI64ArrayAttr(perm));
+  }
+  Value slice(Value x, ArrayRef<int64_t> start, ArrayRef<int64_t> limit) {
+    RankedTensorType in = tensorTypeOf(x);
+    SmallVector<int64_t> shape, stride(in.getRank(), 1);
+    for (int64_t d = 0; d < in.getRank(); ++d)
+      shape.push_back(limit[d] - start[d]);
+    return SliceOp::create(b, loc, in.clone(shape), x,
+                           b.getDenseI64ArrayAttr(start),
+                           b.getDenseI64ArrayAttr(limit),
+                           b.getDenseI64ArrayAttr(stride));
+  }
+  Value padZeros(Value x, Type type, ArrayRef<int64_t> low,
+                 ArrayRef<int64_t> high) {
+    return PadOp::create(b, loc, type, x, b.getDenseI64ArrayAttr(low),
+                         b.getDenseI64ArrayAttr(high),
+                         b.getF64FloatAttr(0.0));
+  }
+};
+
+/// The shape of `in` with the dims in `dims` set to 1.
+SmallVector<int64_t> keptShape(RankedTensorType in, ArrayRef<int64_t> dims) {
+  SmallVector<int64_t> shape(in.getShape());
+  for (int64_t d : dims)
+    shape[d] = 1;
+  return shape;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Unary elementwise ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult NegOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  Emitter e{b, getLoc()};
+  operandGrads[0] = e.neg(g);
+  return success();
+}
+
+// d/dx exp(x) = exp(x) = y.
+LogicalResult ExpOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  Emitter e{b, getLoc()};
+  operandGrads[0] = e.mul(g, getOutput());
+  return success();
+}
+
+// d/dx log(x) = 1/x.
+LogicalResult LogOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  Emitter e{b, getLoc()};
+  operandGrads[0] = e.div(g, getInput());
+  return success();
+}
+
+// d/dx sqrt(x) = 1 / (2 sqrt(x)) = 1 / (2y).
+LogicalResult SqrtOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                               MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  Emitter e{b, getLoc()};
+  operandGrads[0] = e.div(g, e.scale(getOutput(), 2.0));
+  return success();
+}
+
+// d/dx x^(-1/2) = -1/2 x^(-3/2) = -0.5 y^3.
+LogicalResult RsqrtOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  Emitter e{b, getLoc()};
+  Value y = getOutput();
+  Value y3 = e.mul(e.mul(y, y), y);
+  operandGrads[0] = e.mul(g, e.scale(y3, -0.5));
+  return success();
+}
+
+// d/dx tanh(x) = 1 - y^2.
+LogicalResult TanhOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                               MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  Emitter e{b, getLoc()};
+  Value y = getOutput();
+  operandGrads[0] = e.mul(g, e.sub(e.splatLike(y, 1.0), e.mul(y, y)));
+  return success();
+}
+
+// d/dx erf(x) = 2/sqrt(pi) exp(-x^2).
+LogicalResult ErfOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  Emitter e{b, getLoc()};
+  Value x = getInput();
+  const double twoOverSqrtPi = 1.12837916709551257390;
+  Value d = e.scale(e.exp(e.neg(e.mul(x, x))), twoOverSqrtPi);
+  operandGrads[0] = e.mul(g, d);
+  return success();
+}
+
+// d/dx sigmoid(x) = s (1 - s).
+LogicalResult SigmoidOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                  MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  Emitter e{b, getLoc()};
+  Value s = getOutput();
+  operandGrads[0] = e.mul(g, e.mul(s, e.sub(e.splatLike(s, 1.0), s)));
+  return success();
+}
+
+// d/dx x s(x) = s + x s (1 - s) = s (1 + x (1 - s)).
+LogicalResult SiluOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                               MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  Emitter e{b, getLoc()};
+  Value x = getInput();
+  Value s = e.sigmoid(x);
+  Value one = e.splatLike(x, 1.0);
+  Value d = e.mul(s, e.add(one, e.mul(x, e.sub(one, s))));
+  operandGrads[0] = e.mul(g, d);
+  return success();
+}
+
+// The gradient flows where x > 0 (zero at x = 0, as PyTorch).
+LogicalResult ReluOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                               MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  Emitter e{b, getLoc()};
+  Value x = getInput();
+  Value positive = e.compare(CompareDirection::GT, x, e.zerosLike(x));
+  operandGrads[0] = e.select(positive, g, e.zerosLike(g));
+  return success();
+}
+
+LogicalResult SinOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  Emitter e{b, getLoc()};
+  operandGrads[0] = e.mul(g, e.cos(getInput()));
+  return success();
+}
+
+LogicalResult CosOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  Emitter e{b, getLoc()};
+  operandGrads[0] = e.neg(e.mul(g, e.sin(getInput())));
+  return success();
+}
+
+// Exact: d/dx x Phi(x) = Phi(x) + x phi(x).
+// Tanh approximation y = 0.5 x (1 + t), t = tanh(u), u = beta (x + kappa x^3):
+// dy/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) beta (1 + 3 kappa x^2).
+LogicalResult GeluOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                               MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  Emitter e{b, getLoc()};
+  Value x = getInput();
+  Value one = e.splatLike(x, 1.0);
+  Value x2 = e.mul(x, x);
+  Value d;
+  switch (getApproximate()) {
+  case GeluApproximation::None: {
+    const double sqrtHalf = 0.70710678118654752440;     // 1/sqrt(2)
+    const double invSqrt2Pi = 0.39894228040143267794;   // 1/sqrt(2 pi)
+    Value cdf = e.scale(e.add(one, e.erf(e.scale(x, sqrtHalf))), 0.5);
+    Value pdf = e.scale(e.exp(e.scale(x2, -0.5)), invSqrt2Pi);
+    d = e.add(cdf, e.mul(x, pdf));
+    break;
+  }
+  case GeluApproximation::Tanh: {
+    const double beta = 0.79788456080286535588; // sqrt(2/pi)
+    const double kappa = 0.044715;
+    Value inner = e.scale(e.add(x, e.scale(e.mul(x2, x), kappa)), beta);
+    Value t = e.tanh(inner);
+    Value dInner = e.scale(e.add(one, e.scale(x2, 3.0 * kappa)), beta);
+    Value left = e.scale(e.add(one, t), 0.5);
+    Value right = e.mul(e.scale(x, 0.5),
+                        e.mul(e.sub(one, e.mul(t, t)), dInner));
+    d = e.add(left, right);
+    break;
+  }
+  }
+  if (!d)
+    return emitOpError() << "no VJP rule for GELU approximation "
+                         << stringifyGeluApproximation(getApproximate());
+  operandGrads[0] = e.mul(g, d);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Binary elementwise ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult AddOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(getLhs()))
+    return success();
+  operandGrads[0] = g;
+  operandGrads[1] = g;
+  return success();
+}
+
+LogicalResult SubOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(getLhs()))
+    return success();
+  Emitter e{b, getLoc()};
+  operandGrads[0] = g;
+  operandGrads[1] = e.neg(g);
+  return success();
+}
+
+LogicalResult MulOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(getLhs()))
+    return success();
+  Emitter e{b, getLoc()};
+  operandGrads[0] = e.mul(g, getRhs());
+  operandGrads[1] = e.mul(g, getLhs());
+  return success();
+}
+
+// d/da = g / b, d/db = -g a / b^2 = -(g / b) * (a / b).
+LogicalResult DivOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(getLhs()))
+    return success();
+  Emitter e{b, getLoc()};
+  Value ga = e.div(g, getRhs());
+  operandGrads[0] = ga;
+  operandGrads[1] = e.neg(e.mul(ga, getOutput()));
+  return success();
+}
+
+/// Routes `g` to the selected operand of max/min; ties split half-half (as
+/// PyTorch's maximum/minimum). `winsLhs` is GT for max and LT for min.
+static void routeMinMax(Emitter &e, Value g, Value lhs, Value rhs,
+                        CompareDirection lhsWins, CompareDirection rhsWins,
+                        MutableArrayRef<Value> operandGrads) {
+  Value zero = e.zerosLike(g);
+  Value half = e.scale(g, 0.5);
+  Value tie = e.compare(CompareDirection::EQ, lhs, rhs);
+  Value tieShare = e.select(tie, half, zero);
+  operandGrads[0] =
+      e.select(e.compare(lhsWins, lhs, rhs), g, tieShare);
+  operandGrads[1] =
+      e.select(e.compare(rhsWins, lhs, rhs), g, tieShare);
+}
+
+LogicalResult MaxOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(getLhs()))
+    return success();
+  Emitter e{b, getLoc()};
+  routeMinMax(e, g, getLhs(), getRhs(), CompareDirection::GT,
+              CompareDirection::LT, operandGrads);
+  return success();
+}
+
+LogicalResult MinOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(getLhs()))
+    return success();
+  Emitter e{b, getLoc()};
+  routeMinMax(e, g, getLhs(), getRhs(), CompareDirection::LT,
+              CompareDirection::GT, operandGrads);
+  return success();
+}
+
+// d/da a^b = b a^(b-1) (zero where b == 0), d/db a^b = a^b log(a) (zero where
+// a == 0 and b >= 0), with PyTorch's masking of the 0 * inf cases.
+LogicalResult PowOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(getLhs()))
+    return success();
+  Emitter e{b, getLoc()};
+  Value base = getLhs(), exponent = getRhs();
+  Value zero = e.zerosLike(base), one = e.splatLike(base, 1.0);
+  Value da = e.mul(exponent, e.pow(base, e.sub(exponent, one)));
+  Value exponentZero = e.compare(CompareDirection::EQ, exponent, zero);
+  operandGrads[0] = e.select(exponentZero, zero, e.mul(g, da));
+  Value db = e.mul(g, e.mul(getOutput(), e.log(base)));
+  Value baseZero = e.compare(CompareDirection::EQ, base, zero);
+  Value exponentNonNeg = e.compare(CompareDirection::GE, exponent, zero);
+  operandGrads[1] =
+      e.select(baseZero, e.select(exponentNonNeg, zero, db), db);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Context parallelism and sharding
+//===----------------------------------------------------------------------===//
+
+LogicalResult CpPermuteOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                    MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(getInput()))
+    return success();
+  operandGrads[0] =
+      CpUnpermuteOp::create(b, getLoc(), g.getType(), g, getDimAttr(),
+                            getCpAttr(), getBalancerAttr());
+  return success();
+}
+
+LogicalResult CpUnpermuteOp::buildVJP(OpBuilder &b,
+                                      ArrayRef<Value> resultGrads,
+                                      MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(getInput()))
+    return success();
+  operandGrads[0] =
+      CpPermuteOp::create(b, getLoc(), g.getType(), g, getDimAttr(),
+                          getCpAttr(), getBalancerAttr());
+  return success();
+}
+
+LogicalResult
+ShardingConstraintOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                               MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(getInput()))
+    return success();
+  operandGrads[0] = g;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Select, convert, reductions, scans
+//===----------------------------------------------------------------------===//
+
+LogicalResult SelectOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                 MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(getOnTrue()))
+    return success();
+  Emitter e{b, getLoc()};
+  Value zero = e.zerosLike(g);
+  operandGrads[1] = e.select(getCond(), g, zero);
+  operandGrads[2] = e.select(getCond(), zero, g);
+  return success();
+}
+
+// Float to float: convert the gradient back. An integer operand has no
+// gradient; a float-to-integer conversion is piecewise constant (zero).
+LogicalResult ConvertOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                  MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(getInput()) || !isFloatTensor(getOutput()))
+    return success();
+  Emitter e{b, getLoc()};
+  operandGrads[0] = e.convert(g, getInput().getType());
+  return success();
+}
+
+LogicalResult ReduceOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                 MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(getInput()))
+    return success();
+  Emitter e{b, getLoc()};
+  RankedTensorType in = tensorTypeOf(getInput());
+  SmallVector<int64_t> kept = keptShape(in, getDims());
+  // The gradient with the reduced dimensions kept as size 1.
+  Value gKept = e.reshape(g, kept);
+  switch (getKind()) {
+  case ReductionKind::Sum:
+    operandGrads[0] = e.broadcastSameRank(gKept, in);
+    return success();
+  case ReductionKind::Max:
+  case ReductionKind::Min: {
+    // amax/amin semantics: the gradient is split evenly among all elements
+    // equal to the result.
+    Value x = getInput();
+    Value yFull = e.broadcastSameRank(e.reshape(getOutput(), kept), in);
+    Value hit = e.compare(CompareDirection::EQ, x, yFull);
+    Value hitF = e.select(hit, e.splatLike(x, 1.0), e.zerosLike(x));
+    Value count = e.reduceSum(hitF, getDims(), /*keepDims=*/true);
+    Value share = e.broadcastSameRank(e.div(gKept, count), in);
+    operandGrads[0] = e.select(hit, share, e.zerosLike(x));
+    return success();
+  }
+  }
+  return emitOpError() << "no VJP rule for reduction kind "
+                       << stringifyReductionKind(getKind());
+}
+
+// dx_i = sum_{j >= i} g_j = total - cumsum(g)_i + g_i along the dimension.
+LogicalResult CumsumOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                 MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(getInput()))
+    return success();
+  Emitter e{b, getLoc()};
+  RankedTensorType type = tensorTypeOf(g);
+  int64_t dim = getDim();
+  Value total =
+      e.broadcastSameRank(e.reduceSum(g, {dim}, /*keepDims=*/true), type);
+  Value prefix = CumsumOp::create(b, getLoc(), type, g, getDimAttr());
+  operandGrads[0] = e.add(e.sub(total, prefix), g);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                  MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(getInput()))
+    return success();
+  Emitter e{b, getLoc()};
+  operandGrads[0] = e.reshape(g, getInput().getType());
+  return success();
+}
+
+LogicalResult TransposeOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                    MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(getInput()))
+    return success();
+  Emitter e{b, getLoc()};
+  ArrayRef<int64_t> perm = getPermutation();
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = static_cast<int64_t>(i);
+  operandGrads[0] = e.transpose(g, inverse);
+  return success();
+}
+
+// Sum over the new dimensions and the size-1 dimensions that were expanded,
+// then reshape to the operand's shape.
+LogicalResult BroadcastInDimOp::buildVJP(OpBuilder &b,
+                                         ArrayRef<Value> resultGrads,
+                                         MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(getInput()))
+    return success();
+  Emitter e{b, getLoc()};
+  RankedTensorType in = tensorTypeOf(getInput()),
+                   out = tensorTypeOf(getOutput());
+  ArrayRef<int64_t> dims = getDims();
+  SmallVector<int64_t> summed;
+  for (int64_t d = 0; d < out.getRank(); ++d) {
+    const int64_t *it = llvm::find(dims, d);
+    if (it == dims.end()) {
+      summed.push_back(d);
+      continue;
+    }
+    int64_t i = it - dims.begin();
+    if (in.getDimSize(i) != out.getDimSize(d))
+      summed.push_back(d);
+  }
+  Value reduced = summed.empty()
+                      ? g
+                      : e.reduceSum(g, summed, /*keepDims=*/false);
+  operandGrads[0] = e.reshape(reduced, in);
+  return success();
+}
+
+LogicalResult SliceOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(getInput()))
+    return success();
+  if (llvm::any_of(getStride(), [](int64_t s) { return s != 1; }))
+    return emitOpError() << "no VJP rule for strided slices";
+  Emitter e{b, getLoc()};
+  RankedTensorType in = tensorTypeOf(getInput());
+  SmallVector<int64_t> high;
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    high.push_back(in.getDimSize(d) - getLimit()[d]);
+  operandGrads[0] = e.padZeros(g, in, getStart(), high);
+  return success();
+}
+
+LogicalResult ConcatOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                 MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(getOutput()))
+    return success();
+  Emitter e{b, getLoc()};
+  RankedTensorType out = tensorTypeOf(getOutput());
+  int64_t dim = getDim(), offset = 0;
+  for (auto [i, input] : llvm::enumerate(getInputs())) {
+    int64_t size = tensorTypeOf(input).getDimSize(dim);
+    SmallVector<int64_t> start(out.getRank(), 0), limit(out.getShape());
+    start[dim] = offset;
+    limit[dim] = offset + size;
+    operandGrads[i] = e.slice(g, start, limit);
+    offset += size;
+  }
+  return success();
+}
+
+LogicalResult PadOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(getInput()))
+    return success();
+  Emitter e{b, getLoc()};
+  RankedTensorType in = tensorTypeOf(getInput());
+  SmallVector<int64_t> start(getLow()), limit;
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    limit.push_back(start[d] + in.getDimSize(d));
+  operandGrads[0] = e.slice(g, start, limit);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Model ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                    MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  operandGrads[0] = EmbeddingGradOp::create(b, getLoc(), getTable().getType(),
+                                            g, getIds());
+  return success();
+}
+
+// y = x W^T + b over rows: dx = dy W, dW = dy^T x, db = sum of dy over rows.
+LogicalResult LinearOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                 MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  Emitter e{b, getLoc()};
+  Value x = getInput(), w = getWeight();
+  RankedTensorType xt = tensorTypeOf(x), wt = tensorTypeOf(w),
+                   yt = tensorTypeOf(g);
+  int64_t n = wt.getDimSize(0), k = wt.getDimSize(1);
+  // Rows: the product of the leading dimensions (1 for a rank-1 input).
+  int64_t rows = 1;
+  for (int64_t d : yt.getShape().drop_back())
+    rows *= d;
+  Value g2 = e.reshape(g, {rows, n});
+  Value x2 = e.reshape(x, {rows, k});
+  Value dx = MatmulOp::create(b, getLoc(), xt.clone({rows, k}), g2, w,
+                              /*transpose_lhs=*/false, /*transpose_rhs=*/false);
+  operandGrads[0] = e.reshape(dx, xt);
+  operandGrads[1] = MatmulOp::create(b, getLoc(), wt, g2, x2,
+                                     /*transpose_lhs=*/true,
+                                     /*transpose_rhs=*/false);
+  if (getBias()) {
+    Value db = yt.getRank() == 1
+                   ? g
+                   : e.reduceSum(g2, {0}, /*keepDims=*/false);
+    operandGrads[2] = db;
+  }
+  return success();
+}
+
+// C = op(A) op(B) with op = optional transpose of the last two dimensions.
+LogicalResult MatmulOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                 MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  Location loc = getLoc();
+  Value a = getLhs(), c = getRhs();
+  Type at = a.getType(), ct = c.getType();
+  bool ta = getTransposeLhs(), tc = getTransposeRhs();
+  if (!ta && !tc) { // C = A B
+    operandGrads[0] = MatmulOp::create(b, loc, at, g, c, false, true);
+    operandGrads[1] = MatmulOp::create(b, loc, ct, a, g, true, false);
+  } else if (ta && !tc) { // C = A^T B
+    operandGrads[0] = MatmulOp::create(b, loc, at, c, g, false, true);
+    operandGrads[1] = MatmulOp::create(b, loc, ct, a, g, false, false);
+  } else if (!ta && tc) { // C = A B^T
+    operandGrads[0] = MatmulOp::create(b, loc, at, g, c, false, false);
+    operandGrads[1] = MatmulOp::create(b, loc, ct, g, a, true, false);
+  } else { // C = A^T B^T
+    operandGrads[0] = MatmulOp::create(b, loc, at, c, g, true, true);
+    operandGrads[1] = MatmulOp::create(b, loc, ct, g, a, true, true);
+  }
+  return success();
+}
+
+LogicalResult RmsNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                  MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  auto grad = RmsNormGradOp::create(b, getLoc(), getInput().getType(),
+                                    getWeight().getType(), g, getInput(),
+                                    getWeight(), getEpsAttr());
+  operandGrads[0] = grad.getInputGrad();
+  operandGrads[1] = grad.getWeightGrad();
+  return success();
+}
+
+LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                    MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  Type wt = getWeight().getType();
+  auto grad = LayerNormGradOp::create(b, getLoc(), getInput().getType(), wt,
+                                      wt, g, getInput(), getWeight(),
+                                      getEpsAttr());
+  operandGrads[0] = grad.getInputGrad();
+  operandGrads[1] = grad.getWeightGrad();
+  operandGrads[2] = grad.getBiasGrad();
+  return success();
+}
+
+// RoPE is a rotation (orthogonal), so its VJP is the inverse rotation.
+LogicalResult RopeOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                               MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  operandGrads[0] = RopeOp::create(
+      b, getLoc(), g.getType(), g, getPositions(), getThetaAttr(),
+      getStyleAttr(), getInverse() ? UnitAttr() : b.getUnitAttr());
+  return success();
+}
+
+LogicalResult AttentionOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                    MutableArrayRef<Value> operandGrads) {
+  if (resultGrads[1])
+    return emitOpError() << "the lse result of attention is not "
+                            "differentiable";
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  auto grad = AttentionGradOp::create(
+      b, getLoc(), getQuery().getType(), getKey().getType(),
+      getValue().getType(), g, getQuery(), getKey(), getValue(), getOutput(),
+      getLse(), getQueryPositions(), getKeyPositions(), getQueryDocuments(),
+      getKeyDocuments(), getCausalAttr(), getScaleAttr());
+  operandGrads[0] = grad.getQueryGrad();
+  operandGrads[1] = grad.getKeyGrad();
+  operandGrads[2] = grad.getValueGrad();
+  return success();
+}
+
+LogicalResult SoftmaxOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                  MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  operandGrads[0] = SoftmaxGradOp::create(b, getLoc(), g.getType(), g,
+                                          getOutput(), getDimAttr());
+  return success();
+}
+
+// Only the sum is differentiable; the count is an integer.
+LogicalResult CrossEntropyOp::buildVJP(OpBuilder &b,
+                                       ArrayRef<Value> resultGrads,
+                                       MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  operandGrads[0] = CrossEntropyGradOp::create(
+      b, getLoc(), getLogits().getType(), g, getLogits(), getLabels(),
+      getIgnoreIndexAttr());
+  return success();
+}
+
+LogicalResult Conv2dOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                 MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  auto grad = Conv2dGradOp::create(b, getLoc(), getInput().getType(),
+                                   getWeight().getType(), g, getInput(),
+                                   getWeight(), getStrideAttr(),
+                                   getPaddingAttr());
+  operandGrads[0] = grad.getInputGrad();
+  operandGrads[1] = grad.getWeightGrad();
+  if (getBias()) {
+    Emitter e{b, getLoc()};
+    operandGrads[2] = e.reduceSum(g, {0, 2, 3}, /*keepDims=*/false);
+  }
+  return success();
+}
+
+LogicalResult VisionGatherOp::buildVJP(OpBuilder &b,
+                                       ArrayRef<Value> resultGrads,
+                                       MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  auto grad = VisionGatherGradOp::create(b, getLoc(), g.getType(),
+                                         getBank().getType(), g, getIndices());
+  operandGrads[0] = grad.getEmbedsGrad();
+  operandGrads[1] = grad.getBankGrad();
+  return success();
+}
