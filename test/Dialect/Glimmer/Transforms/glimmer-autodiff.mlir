@@ -33,7 +33,7 @@
 // ADAMW-SAME: {glimmer.param = "w"}, %{{.*}}: tensor<4xf32> {glimmer.grad = "w"}, %{{.*}}: tensor<4xf32> {glimmer.exp_avg = "w"}, %{{.*}}: tensor<4xf32> {glimmer.exp_avg_sq = "w"}, %{{.*}}: tensor<i64> {glimmer.step}
 // ADAMW-SAME: -> (tensor<f32>, tensor<4xf32> {glimmer.param = "w"}, tensor<4xf32> {glimmer.exp_avg = "w"}, tensor<4xf32> {glimmer.exp_avg_sq = "w"})
 // ADAMW-NOT: glimmer.min
-// ADAMW: glimmer.adamw_update {{.*}} lr = 1.000000e-03 beta1 = 9.000000e-01 beta2 = 9.990000e-01 eps = 1.000000e-08 weight_decay = 1.000000e-02
+// ADAMW: glimmer.adamw_update {{.*}} lr = 1.000000e-03 beta1 = 9.000000e-01 beta2 = 0.99899999999999999 eps = 1.000000e-08 weight_decay = 1.000000e-02
 func.func @forward(%x: tensor<4xf32> {glimmer.input = "x"}, %w: tensor<4xf32> {glimmer.param = "w"}, %u: tensor<4xf32> {glimmer.param = "unused"}) -> tensor<f32> {
   %0 = glimmer.mul %x, %w : tensor<4xf32>
   %1 = glimmer.reduce sum %0 dims = [0] : tensor<4xf32> -> tensor<f32>
