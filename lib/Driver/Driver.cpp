@@ -72,14 +72,6 @@ std::optional<glimmer_rt::DType> dtypeOf(Type t) {
   return std::nullopt;
 }
 
-std::string defaultCacheDir() {
-  if (const char *env = std::getenv("GLIMMER_CACHE_DIR"))
-    return env;
-  llvm::SmallString<128> dir;
-  llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, dir);
-  llvm::sys::path::append(dir, "glimmer-cache");
-  return std::string(dir);
-}
 
 /// Compiles `source` into a shared library under `cacheDir`, reusing an
 /// earlier build of the same source.
@@ -161,6 +153,15 @@ FailureOr<std::string> compileCpp(MLIRContext &context,
 
 } // namespace
 
+std::string glimmer::defaultCacheDir() {
+  if (const char *env = std::getenv("GLIMMER_CACHE_DIR"))
+    return env;
+  llvm::SmallString<128> dir;
+  llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, dir);
+  llvm::sys::path::append(dir, "glimmer-cache");
+  return std::string(dir);
+}
+
 FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
                                                const DriverOptions &options) {
   context.loadDialect<GlimmerDialect, func::FuncDialect,
@@ -220,6 +221,21 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   }
   if (failed(pm.run(*model.module)))
     return failure();
+  return compileModule(context, std::move(model.module), cacheDir,
+                       options.progress, std::move(model.weightsPath));
+}
+
+FailureOr<CompiledModel>
+glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
+                       const std::string &cacheDir,
+                       const std::function<void(const std::string &)> &progress,
+                       std::string weightsPath) {
+  CompiledModel model;
+  model.module = std::move(module);
+  model.weightsPath = std::move(weightsPath);
+  Stopwatch watch;
+  DriverOptions options;
+  options.progress = progress;
   llvm::raw_string_ostream os(model.cppSource);
   if (failed(emitCpp(*model.module, os)))
     return failure();

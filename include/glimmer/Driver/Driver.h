@@ -81,6 +81,19 @@ struct CompiledModel {
 llvm::FailureOr<CompiledModel> compileModel(mlir::MLIRContext &context,
                                             const DriverOptions &options);
 
+/// Lowers `module` (already through the pipeline) to C++, compiles and
+/// loads it. `weightsPath` is recorded for binding parameters.
+llvm::FailureOr<CompiledModel>
+compileModule(mlir::MLIRContext &context,
+              mlir::OwningOpRef<mlir::ModuleOp> module,
+              const std::string &cacheDir,
+              const std::function<void(const std::string &)> &progress,
+              std::string weightsPath = "");
+
+/// The cache directory used when none is given: $GLIMMER_CACHE_DIR or
+/// <tmp>/glimmer-cache.
+std::string defaultCacheDir();
+
 /// Runs @forward on `data` with the model's exported weights; returns the
 /// loss. Throws glimmer_rt::RuntimeError on bad data or a failing kernel.
 double runForward(const CompiledModel &model,
