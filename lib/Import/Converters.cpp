@@ -248,8 +248,23 @@ void Importer::registerConverters() {
     setOut(n, 0, isFloat ? Imp::ofFloat(r) : Imp::ofInt(int64_t(r)));
     return true;
   };
-  auto alphaScaled = [this](jit::Node *n) -> Imp {
-    Imp y = in(n, 1);
+  // Tracing records the Python scalar of `x * 2.5` as a zero-dim tensor
+  // constant, and TorchScript runs add/sub/mul/div with such an operand as
+  // the Scalar overload: it promotes as a Python number (int_tensor * 2.5 is
+  // f32, not f64).
+  auto scalarOperand = [this](jit::Node *n, size_t i) -> Imp {
+    Imp v = in(n, i);
+    if (v.kind != Imp::Tensor || !v.value.defined() || v.value.dim() != 0 ||
+        n->input(i)->node()->kind() != c10::prim::Constant)
+      return v;
+    if (v.value.is_floating_point())
+      return Imp::ofFloat(v.value.item<double>());
+    if (v.value.scalar_type() == c10::ScalarType::Bool)
+      return Imp::ofBool(v.value.item<bool>());
+    return Imp::ofInt(v.value.item<int64_t>());
+  };
+  auto alphaScaled = [this, scalarOperand](jit::Node *n) -> Imp {
+    Imp y = scalarOperand(n, 1);
     if (n->inputs().size() > 2 && in(n, 2).isNumber() &&
         in(n, 2).asDouble() != 1.0) {
       Imp alpha = in(n, 2);
@@ -281,21 +296,22 @@ void Importer::registerConverters() {
       self = Imp::ofTensor(binary<MulOp>(self, in(n, 2)));
     setTensor(n, binary<SubOp>(in(n, 1), self));
   };
-  C["aten::mul"] = [this, hostArith](jit::Node *n) {
+  C["aten::mul"] = [this, hostArith, scalarOperand](jit::Node *n) {
     if (hostArith(n, '*'))
       return;
-    setTensor(n, binary<MulOp>(in(n, 0), in(n, 1)));
+    setTensor(n, binary<MulOp>(in(n, 0), scalarOperand(n, 1)));
   };
   C["aten::mul_"] = C["aten::mul"];
-  C["aten::div"] = [this, hostArith](jit::Node *n) {
+  C["aten::div"] = [this, hostArith, scalarOperand](jit::Node *n) {
     if (n->inputs().size() > 2 && in(n, 2).kind != Imp::None)
       fail("division with a rounding mode is not supported");
     if (hostArith(n, '/'))
       return;
-    Type elem = promote(in(n, 0), in(n, 1));
+    Imp y = scalarOperand(n, 1);
+    Type elem = promote(in(n, 0), y);
     if (!mlir::isa<mlir::FloatType>(elem))
       elem = f32(); // true division of integers
-    setTensor(n, binary<DivOp>(in(n, 0), in(n, 1), elem));
+    setTensor(n, binary<DivOp>(in(n, 0), y, elem));
   };
   C["aten::floordiv"] = [this, hostArith](jit::Node *n) {
     if (!hostArith(n, 'f'))
@@ -457,29 +473,27 @@ void Importer::registerConverters() {
   };
   // &, | and their bitwise_* spellings equal the logical ops on booleans
   // only; on integers they are bitwise, which the dialect has no op for.
-  auto boolOnly = [this](const char *name, const char *logical) {
-    return [this, name, logical](jit::Node *n) {
-      Imp &x = in(n, 0), &y = in(n, 1);
+  auto boolOnly = [this](const char *name, bool isAnd) {
+    return [this, name, isAnd](jit::Node *n) {
+      const Imp &x = in(n, 0), &y = in(n, 1);
       if (x.kind == Imp::Bool && y.kind == Imp::Bool) {
-        setOut(n, 0, Imp::ofBool(std::string(logical) == "aten::logical_and"
-                                     ? x.b && y.b
-                                     : x.b || y.b));
+        setOut(n, 0, Imp::ofBool(isAnd ? x.b && y.b : x.b || y.b));
         return;
       }
-      for (Imp *v : {&x, &y})
+      for (const Imp *v : {&x, &y})
         if (v->kind != Imp::Tensor || !elemOf(v->tensor).isInteger(1))
           fail(std::string(name) + " of non-boolean operands is not supported");
-      converters[logical](n);
+      converters[isAnd ? "aten::logical_and" : "aten::logical_or"](n);
     };
   };
-  C["aten::__and__"] = boolOnly("aten::__and__", "aten::logical_and");
-  C["aten::bitwise_and"] = boolOnly("aten::bitwise_and", "aten::logical_and");
+  C["aten::__and__"] = boolOnly("aten::__and__", true);
+  C["aten::bitwise_and"] = boolOnly("aten::bitwise_and", true);
   C["aten::logical_or"] = [this, asMask](jit::Node *n) {
     MValue x = asMask(in(n, 0)), y = asMask(in(n, 1));
     setTensor(n, select(x, Imp::ofBool(true), Imp::ofTensor(y)));
   };
-  C["aten::__or__"] = boolOnly("aten::__or__", "aten::logical_or");
-  C["aten::bitwise_or"] = boolOnly("aten::bitwise_or", "aten::logical_or");
+  C["aten::__or__"] = boolOnly("aten::__or__", false);
+  C["aten::bitwise_or"] = boolOnly("aten::bitwise_or", false);
 
   C["aten::where"] = [this, asMask](jit::Node *n) {
     if (n->inputs().size() != 3)
@@ -919,11 +933,8 @@ void Importer::registerConverters() {
   };
   C["aten::full"] = [this, fillLike](jit::Node *n) {
     Imp &v = in(n, 1);
-    // The fill value's kind gives the default dtype: full(.., True) is bool.
-    Type elem = v.kind == Imp::Float  ? f32()
-                : v.kind == Imp::Bool ? i1()
-                                      : i64();
-    fillLike(n, intList(in(n, 0)), elem, v.asDouble());
+    fillLike(n, intList(in(n, 0)), v.kind == Imp::Float ? f32() : i64(),
+             v.asDouble());
   };
   auto likeShape = [this](jit::Node *n) {
     auto s = shapeOf(tensorIn(n, 0));

@@ -233,27 +233,8 @@ MValue Importer::materialize(const Imp &v, Type elem,
   return splat(shape, elem, v.asDouble());
 }
 
-/// A Python scalar that tracing recorded as a zero-dim tensor constant (a
-/// "wrapped number", e.g. the 2.5 of `x * 2.5`) promotes as a Python number:
-/// int_tensor * 2.5 is f32, not f64.
-static const Imp &promotionOperand(const Imp &v, Imp &scratch) {
-  if (v.kind != Imp::Tensor || !v.value.defined() ||
-      !v.value.unsafeGetTensorImpl()->is_wrapped_number())
-    return v;
-  if (v.value.is_floating_point())
-    scratch = Imp::ofFloat(0);
-  else if (v.value.scalar_type() == c10::ScalarType::Bool)
-    scratch = Imp::ofBool(false);
-  else
-    scratch = Imp::ofInt(0);
-  return scratch;
-}
-
 /// PyTorch's type promotion for (tensor|number, tensor|number).
-Type Importer::promote(const Imp &xIn, const Imp &yIn) {
-  Imp xScratch, yScratch;
-  const Imp &x = promotionOperand(xIn, xScratch);
-  const Imp &y = promotionOperand(yIn, yScratch);
+Type Importer::promote(const Imp &x, const Imp &y) {
   auto category = [](Type t) {
     return mlir::isa<mlir::FloatType>(t) ? 2 : t.isInteger(1) ? 0 : 1;
   };

@@ -69,6 +69,9 @@ bool check(MLIRContext &context, func::FuncOp original) {
   OpBuilder b(&context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(original.getLoc());
   b.setInsertionPointToEnd(module->getBody());
+  // Meshes that shardings and collectives refer to come along.
+  for (auto mesh : original->getParentOfType<ModuleOp>().getOps<glimmer::MeshOp>())
+    b.clone(*mesh);
   auto func = cast<func::FuncOp>(b.clone(*original));
   func.setSymName("forward");
   auto report = [&](const std::string &message) {

@@ -842,6 +842,31 @@ ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return checkShape(*this, getOutput(), "result", expected);
 }
 
+LogicalResult LocalShardOp::verify() {
+  if (failed(verifyAxisList(*this, getAxes())))
+    return failure();
+  if (failed(checkDim(*this, getDim(), tensorType(getInput()).getRank())))
+    return failure();
+  return checkSameElementType(*this, getInput(), "input", getOutput(),
+                              "result");
+}
+
+LogicalResult LocalShardOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<MeshAttr> mesh = lookupMesh(*this, getMeshAttr(), symbols);
+  if (failed(mesh))
+    return failure();
+  FailureOr<int64_t> n = axesProduct(*this, *mesh, axisNames(getAxes()));
+  if (failed(n))
+    return failure();
+  SmallVector<int64_t> expected(tensorType(getInput()).getShape());
+  if (expected[getDim()] % *n != 0)
+    return emitOpError() << "dimension " << getDim() << " of size "
+                         << expected[getDim()]
+                         << " is not divisible by the group size " << *n;
+  expected[getDim()] /= *n;
+  return checkShape(*this, getOutput(), "result", expected);
+}
+
 LogicalResult AllReduceOp::verify() {
   return verifyAxisList(*this, getAxes());
 }

@@ -16,8 +16,6 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/STLExtras.h"
 
-#include <cmath>
-
 using namespace mlir;
 using namespace glimmer;
 
@@ -78,9 +76,9 @@ struct Emitter {
   }
 
   Value compare(CompareDirection dir, Value x, Value y) {
-    return CompareOp::create(
-        b, loc, getI1SameShape(x.getType()),
-        CompareDirectionAttr::get(b.getContext(), dir), x, y);
+    return CompareOp::create(b, loc, getI1SameShape(x.getType()),
+                             CompareDirectionAttr::get(b.getContext(), dir), x,
+                             y);
   }
   Value select(Value cond, Value onTrue, Value onFalse) {
     return SelectOp::create(b, loc, onTrue.getType(), cond, onTrue, onFalse);
@@ -132,16 +130,14 @@ struct Emitter {
     SmallVector<int64_t> shape, stride(in.getRank(), 1);
     for (int64_t d = 0; d < in.getRank(); ++d)
       shape.push_back(limit[d] - start[d]);
-    return SliceOp::create(b, loc, in.clone(shape), x,
-                           b.getDenseI64ArrayAttr(start),
-                           b.getDenseI64ArrayAttr(limit),
-                           b.getDenseI64ArrayAttr(stride));
+    return SliceOp::create(
+        b, loc, in.clone(shape), x, b.getDenseI64ArrayAttr(start),
+        b.getDenseI64ArrayAttr(limit), b.getDenseI64ArrayAttr(stride));
   }
   Value padZeros(Value x, Type type, ArrayRef<int64_t> low,
                  ArrayRef<int64_t> high) {
     return PadOp::create(b, loc, type, x, b.getDenseI64ArrayAttr(low),
-                         b.getDenseI64ArrayAttr(high),
-                         b.getF64FloatAttr(0.0));
+                         b.getDenseI64ArrayAttr(high), b.getF64FloatAttr(0.0));
   }
 };
 
@@ -316,8 +312,8 @@ LogicalResult GeluOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value d;
   switch (getApproximate()) {
   case GeluApproximation::None: {
-    const double sqrtHalf = 0.70710678118654752440;     // 1/sqrt(2)
-    const double invSqrt2Pi = 0.39894228040143267794;   // 1/sqrt(2 pi)
+    const double sqrtHalf = 0.70710678118654752440;   // 1/sqrt(2)
+    const double invSqrt2Pi = 0.39894228040143267794; // 1/sqrt(2 pi)
     Value cdf = e.scale(e.add(one, e.erf(e.scale(x, sqrtHalf))), 0.5);
     Value pdf = e.scale(e.exp(e.scale(x2, -0.5)), invSqrt2Pi);
     d = e.add(cdf, e.mul(x, pdf));
@@ -330,8 +326,8 @@ LogicalResult GeluOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
     Value t = e.tanh(inner);
     Value dInner = e.scale(e.add(one, e.scale(x2, 3.0 * kappa)), beta);
     Value left = e.scale(e.add(one, t), 0.5);
-    Value right = e.mul(e.scale(x, 0.5),
-                        e.mul(e.sub(one, e.mul(t, t)), dInner));
+    Value right =
+        e.mul(e.scale(x, 0.5), e.mul(e.sub(one, e.mul(t, t)), dInner));
     d = e.add(left, right);
     break;
   }
@@ -393,7 +389,7 @@ LogicalResult DivOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
 }
 
 /// Routes `g` to the selected operand of max/min; ties split half-half (as
-/// PyTorch's maximum/minimum). `winsLhs` is GT for max and LT for min.
+/// PyTorch's maximum/minimum). `lhsWins` is GT for max and LT for min.
 static void routeMinMax(Emitter &e, Value g, Value lhs, Value rhs,
                         CompareDirection lhsWins, CompareDirection rhsWins,
                         MutableArrayRef<Value> operandGrads) {
@@ -401,10 +397,8 @@ static void routeMinMax(Emitter &e, Value g, Value lhs, Value rhs,
   Value half = e.scale(g, 0.5);
   Value tie = e.compare(CompareDirection::EQ, lhs, rhs);
   Value tieShare = e.select(tie, half, zero);
-  operandGrads[0] =
-      e.select(e.compare(lhsWins, lhs, rhs), g, tieShare);
-  operandGrads[1] =
-      e.select(e.compare(rhsWins, lhs, rhs), g, tieShare);
+  operandGrads[0] = e.select(e.compare(lhsWins, lhs, rhs), g, tieShare);
+  operandGrads[1] = e.select(e.compare(rhsWins, lhs, rhs), g, tieShare);
 }
 
 LogicalResult MaxOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
@@ -445,8 +439,7 @@ LogicalResult PowOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value db = e.mul(g, e.mul(getOutput(), e.log(base)));
   Value baseZero = e.compare(CompareDirection::EQ, base, zero);
   Value exponentNonNeg = e.compare(CompareDirection::GE, exponent, zero);
-  operandGrads[1] =
-      e.select(baseZero, e.select(exponentNonNeg, zero, db), db);
+  operandGrads[1] = e.select(baseZero, e.select(exponentNonNeg, zero, db), db);
   return success();
 }
 
@@ -465,8 +458,7 @@ LogicalResult CpPermuteOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   return success();
 }
 
-LogicalResult CpUnpermuteOp::buildVJP(OpBuilder &b,
-                                      ArrayRef<Value> resultGrads,
+LogicalResult CpUnpermuteOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                                       MutableArrayRef<Value> operandGrads) {
   Value g = resultGrads[0];
   if (!g || !isFloatTensor(getInput()))
@@ -614,9 +606,8 @@ LogicalResult BroadcastInDimOp::buildVJP(OpBuilder &b,
     if (in.getDimSize(i) != out.getDimSize(d))
       summed.push_back(d);
   }
-  Value reduced = summed.empty()
-                      ? g
-                      : e.reduceSum(g, summed, /*keepDims=*/false);
+  Value reduced =
+      summed.empty() ? g : e.reduceSum(g, summed, /*keepDims=*/false);
   operandGrads[0] = e.reshape(reduced, in);
   return success();
 }
@@ -679,8 +670,8 @@ LogicalResult EmbeddingOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  operandGrads[0] = EmbeddingGradOp::create(b, getLoc(), getTable().getType(),
-                                            g, getIds());
+  operandGrads[0] =
+      EmbeddingGradOp::create(b, getLoc(), getTable().getType(), g, getIds());
   return success();
 }
 
@@ -708,9 +699,7 @@ LogicalResult LinearOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                                      /*transpose_lhs=*/true,
                                      /*transpose_rhs=*/false);
   if (getBias()) {
-    Value db = yt.getRank() == 1
-                   ? g
-                   : e.reduceSum(g2, {0}, /*keepDims=*/false);
+    Value db = yt.getRank() == 1 ? g : e.reduceSum(g2, {0}, /*keepDims=*/false);
     operandGrads[2] = db;
   }
   return success();
@@ -761,9 +750,8 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   if (!g)
     return success();
   Type wt = getWeight().getType();
-  auto grad = LayerNormGradOp::create(b, getLoc(), getInput().getType(), wt,
-                                      wt, g, getInput(), getWeight(),
-                                      getEpsAttr());
+  auto grad = LayerNormGradOp::create(b, getLoc(), getInput().getType(), wt, wt,
+                                      g, getInput(), getWeight(), getEpsAttr());
   operandGrads[0] = grad.getInputGrad();
   operandGrads[1] = grad.getWeightGrad();
   operandGrads[2] = grad.getBiasGrad();
@@ -776,9 +764,9 @@ LogicalResult RopeOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  operandGrads[0] = RopeOp::create(
-      b, getLoc(), g.getType(), g, getPositions(), getThetaAttr(),
-      getStyleAttr(), getInverse() ? UnitAttr() : b.getUnitAttr());
+  operandGrads[0] = RopeOp::create(b, getLoc(), g.getType(), g, getPositions(),
+                                   getThetaAttr(), getStyleAttr(),
+                                   getInverse() ? UnitAttr() : b.getUnitAttr());
   return success();
 }
 
@@ -829,10 +817,9 @@ LogicalResult Conv2dOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  auto grad = Conv2dGradOp::create(b, getLoc(), getInput().getType(),
-                                   getWeight().getType(), g, getInput(),
-                                   getWeight(), getStrideAttr(),
-                                   getPaddingAttr());
+  auto grad = Conv2dGradOp::create(
+      b, getLoc(), getInput().getType(), getWeight().getType(), g, getInput(),
+      getWeight(), getStrideAttr(), getPaddingAttr());
   operandGrads[0] = grad.getInputGrad();
   operandGrads[1] = grad.getWeightGrad();
   if (getBias()) {
@@ -852,5 +839,60 @@ LogicalResult VisionGatherOp::buildVJP(OpBuilder &b,
                                          getBank().getType(), g, getIndices());
   operandGrads[0] = grad.getEmbedsGrad();
   operandGrads[1] = grad.getBankGrad();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives (local view)
+//===----------------------------------------------------------------------===//
+
+// all_gather's transpose is reduce_scatter: each rank's slice of the
+// gathered cotangent, summed over the ranks that used it.
+LogicalResult AllGatherOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                    MutableArrayRef<Value> operandGrads) {
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  if (!resultGrads[0] || !isa<FloatType>(inputType.getElementType()))
+    return success();
+  operandGrads[0] = ReduceScatterOp::create(
+      b, getLoc(), inputType,
+      ReductionKindAttr::get(b.getContext(), ReductionKind::Sum),
+      resultGrads[0], getMeshAttr(), getAxes(), getDimAttr());
+  return success();
+}
+
+LogicalResult ReduceScatterOp::buildVJP(OpBuilder &b,
+                                        ArrayRef<Value> resultGrads,
+                                        MutableArrayRef<Value> operandGrads) {
+  if (!resultGrads[0])
+    return success();
+  if (getKind() != ReductionKind::Sum)
+    return emitOpError() << "only a sum reduce_scatter is differentiable";
+  operandGrads[0] = AllGatherOp::create(b, getLoc(), getInput().getType(),
+                                        resultGrads[0], getMeshAttr(),
+                                        getAxes(), getDimAttr());
+  return success();
+}
+
+// The result of a sum all_reduce is replicated, and so is its cotangent
+// (every rank seeds the same loss): each contribution gets it unchanged.
+LogicalResult AllReduceOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                    MutableArrayRef<Value> operandGrads) {
+  if (!resultGrads[0])
+    return success();
+  if (getKind() != ReductionKind::Sum)
+    return emitOpError() << "only a sum all_reduce is differentiable";
+  operandGrads[0] = resultGrads[0];
+  return success();
+}
+
+// Each rank's cotangent covers its own slice; the replicated operand's
+// cotangent is their concatenation.
+LogicalResult LocalShardOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                     MutableArrayRef<Value> operandGrads) {
+  if (!resultGrads[0])
+    return success();
+  operandGrads[0] = AllGatherOp::create(b, getLoc(), getInput().getType(),
+                                        resultGrads[0], getMeshAttr(),
+                                        getAxes(), getDimAttr());
   return success();
 }

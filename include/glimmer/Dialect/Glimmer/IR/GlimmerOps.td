@@ -845,7 +845,7 @@ class Glimmer_CollectiveOp<string mnemonic, list<Trait> traits = []>
   let hasVerifier = 1;
 }
 
-def Glimmer_AllGatherOp : Glimmer_CollectiveOp<"all_gather"> {
+def Glimmer_AllGatherOp : Glimmer_CollectiveOp<"all_gather", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
   let summary = "Concatenates the ranks' tensors along a dimension";
   let description = [{
     Ranks in the same group along `axes` (of `mesh`) contribute their tensor;
@@ -862,7 +862,7 @@ def Glimmer_AllGatherOp : Glimmer_CollectiveOp<"all_gather"> {
   let assemblyFormat = "$input `on` $mesh $axes `dim` `=` $dim attr-dict `:` type($input) `->` type($output)";
 }
 
-def Glimmer_ReduceScatterOp : Glimmer_CollectiveOp<"reduce_scatter"> {
+def Glimmer_ReduceScatterOp : Glimmer_CollectiveOp<"reduce_scatter", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
   let summary = "Reduces across ranks and keeps one slice";
   let description = [{
     ```mlir
@@ -876,7 +876,7 @@ def Glimmer_ReduceScatterOp : Glimmer_CollectiveOp<"reduce_scatter"> {
   let assemblyFormat = "$kind $input `on` $mesh $axes `dim` `=` $dim attr-dict `:` type($input) `->` type($output)";
 }
 
-def Glimmer_AllReduceOp : Glimmer_CollectiveOp<"all_reduce", [SameOperandsAndResultType]> {
+def Glimmer_AllReduceOp : Glimmer_CollectiveOp<"all_reduce", [SameOperandsAndResultType, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
   let summary = "Reduces across ranks; every rank receives the result";
   let description = [{
     ```mlir
@@ -905,6 +905,25 @@ def Glimmer_AllToAllOp : Glimmer_CollectiveOp<"all_to_all"> {
                        StrArrayAttr:$axes, I64Attr:$split_dim, I64Attr:$concat_dim);
   let results = (outs Glimmer_Tensor:$output);
   let assemblyFormat = "$input `on` $mesh $axes `split_dim` `=` $split_dim `concat_dim` `=` $concat_dim attr-dict `:` type($input) `->` type($output)";
+}
+
+def Glimmer_LocalShardOp : Glimmer_CollectiveOp<"local_shard", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
+  let summary = "This rank's slice of a replicated tensor (no communication)";
+  let description = [{
+    Every member of the group along `axes` holds the same tensor; each keeps
+    its contiguous slice `i` of `dim` (i = its index in the group, axis
+    order). The inverse of `all_gather`, and how a value computed on the
+    full sequence (e.g. the CP-permuted tokens) becomes rank-local.
+
+    ```mlir
+    %t = glimmer.local_shard %tokens on @mesh ["cp"] dim = 1
+        : tensor<2x16xi64> -> tensor<2x8xi64>
+    ```
+  }];
+  let arguments = (ins Glimmer_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$dim);
+  let results = (outs Glimmer_Tensor:$output);
+  let assemblyFormat = "$input `on` $mesh $axes `dim` `=` $dim attr-dict `:` type($input) `->` type($output)";
 }
 
 def Glimmer_SendOp : Glimmer_CollectiveOp<"send"> {

@@ -169,4 +169,45 @@ def GlimmerAutodiff : Pass<"glimmer-autodiff", "::mlir::ModuleOp"> {
                            "::mlir::func::FuncDialect"];
 }
 
+def GlimmerPrepareCpInputs
+    : Pass<"glimmer-prepare-cp-inputs", "::mlir::ModuleOp"> {
+  let summary = "Computes integer inputs on the full sequence, then permutes them for CP";
+  let description = [{
+    Context-parallel input preparation, in the global view. Everything the
+    program derives from integer inputs on the full sequence (vision-bank
+    indices, shifted labels, position ids, masks) is computed first, on the
+    full sequence; where such a value enters the model's floating-point
+    computation (embedding ids, vision-gather indices, RoPE and attention
+    positions, cross-entropy labels, casts to float), it is reordered with
+    the load-balancing `glimmer.cp_permute` of the recorded layout. Token
+    order no longer matches tensor order afterwards, but every sequence value
+    is permuted the same way and attention masks compare explicit positions,
+    so the program computes the same loss (up to summation order).
+
+    A value is a sequence value when its shape starts with `[B, T]` or
+    `[1, T]`, or its first dimension is the flattened `B*T` (then it is
+    reshaped around the permutation); `B` and `T` come from the token ids
+    (the first rank-2 integer argument feeding `glimmer.embedding`). Splat
+    constants are left alone (a permutation does not change them). With
+    `cp = 1` the pass does nothing. Errors: no layout recorded, no token
+    ids, a sequence length not divisible by the balancer's chunk count.
+
+    Before (`cp = 2`):
+    ```mlir
+    %idx = glimmer.vision_bank_indices %tokens image_token_id = 63 : tensor<2x16xi64>
+    %e = glimmer.embedding %table, %tokens : tensor<64x32xf32>, tensor<2x16xi64> -> tensor<2x16x32xf32>
+    %m = glimmer.vision_gather %e, %bank, %idx : tensor<2x16x32xf32>, tensor<12x32xf32>, tensor<2x16xi64>
+    ```
+    After:
+    ```mlir
+    %idx = glimmer.vision_bank_indices %tokens image_token_id = 63 : tensor<2x16xi64>
+    %tp = glimmer.cp_permute %tokens dim = 1 cp = 2 balancer = head_tail : tensor<2x16xi64>
+    %e = glimmer.embedding %table, %tp : tensor<64x32xf32>, tensor<2x16xi64> -> tensor<2x16x32xf32>
+    %ip = glimmer.cp_permute %idx dim = 1 cp = 2 balancer = head_tail : tensor<2x16xi64>
+    %m = glimmer.vision_gather %e, %bank, %ip : tensor<2x16x32xf32>, tensor<12x32xf32>, tensor<2x16xi64>
+    ```
+  }];
+  let dependentDialects = ["::glimmer::GlimmerDialect"];
+}
+
 #endif // GLIMMER_DIALECT_GLIMMER_TRANSFORMS_PASSES_TD
