@@ -6,7 +6,10 @@
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 #include "glimmer/Import/TorchScript.h"
 #include "glimmer_rt/Kernels.h"
+#include "glimmer_rt/Collectives.h"
 #include "glimmer_rt/Safetensors.h"
+
+#include <thread>
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -84,7 +87,8 @@ FailureOr<std::string> compileCpp(MLIRContext &context,
     cxx = env;
   std::vector<std::string> flags = {
       "-std=c++17", "-O2", "-fPIC", "-shared", "-Wall",
-      "-I" GLIMMER_RT_INCLUDE_DIR, "-L" GLIMMER_RT_LIBRARY_DIR,
+      "-I" GLIMMER_RT_INCLUDE_DIR, "-I" GLIMMER_INCLUDE_DIR,
+      "-L" GLIMMER_RT_LIBRARY_DIR,
       "-Wl,-rpath," GLIMMER_RT_LIBRARY_DIR};
   std::string key = source + cxx;
   for (const std::string &f : flags)
@@ -206,6 +210,30 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   pm.addNestedPass<func::FuncOp>(createGlimmerRecognizeVisionMerge());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  if (!options.spmd.empty()) {
+    std::string error;
+    std::optional<SpmdContext> layout = SpmdContext::parse(options.spmd, &error);
+    if (!layout) {
+      emitError(UnknownLoc::get(&context))
+          << "invalid SPMD layout '" << options.spmd << "': " << error;
+      return failure();
+    }
+    for (MeshAxis axis : {MeshAxis::DpReplicate, MeshAxis::DpShard,
+                          MeshAxis::Tp, MeshAxis::Pp})
+      if (layout->degree(axis) != 1) {
+        emitError(UnknownLoc::get(&context))
+            << "the '" << meshAxisName(axis)
+            << "' axis is not supported by the partitioner yet (only cp is)";
+        return failure();
+      }
+    GlimmerAttachSpmdOptions attach;
+    attach.layout = options.spmd;
+    pm.addPass(createGlimmerAttachSpmd(attach));
+    pm.addPass(createGlimmerMaterializeMesh());
+    pm.addPass(createGlimmerPrepareCpInputs());
+    pm.addPass(createGlimmerPartitionCp());
+    pm.addPass(createCanonicalizerPass());
+  }
   if (options.train) {
     GlimmerAutodiffOptions ad;
     ad.optimizer = options.optimizer.optimizer;
@@ -233,6 +261,8 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
   CompiledModel model;
   model.module = std::move(module);
   model.weightsPath = std::move(weightsPath);
+  if (SpmdAttr spmd = getRecordedSpmd(*model.module))
+    model.layout = spmd.getLayout();
   Stopwatch watch;
   DriverOptions options;
   options.progress = progress;
@@ -279,6 +309,7 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
           }
         if (attrs.get("glimmer.step"))
           slot.role = Slot::Step;
+        slot.partial = bool(attrs.get("glimmer.partial"));
       }
       auto tensor = cast<RankedTensorType>(type);
       auto dtype = dtypeOf(tensor.getElementType());
@@ -357,20 +388,65 @@ const CompiledFunction &lookup(const CompiledModel &model,
 
 } // namespace
 
+std::vector<glimmer_rt::Tensor>
+glimmer::runOnRanks(const CompiledModel &model, const CompiledFunction &fn,
+                    const std::vector<glimmer_rt::Tensor> &inputs) {
+  int64_t n = model.layout.worldSize();
+  if (n == 1) {
+    glimmer_rt::Frame frame;
+    frame.inputs = inputs;
+    fn.entry(frame);
+    return frame.outputs;
+  }
+  glimmer_rt::InProcessWorld world(n);
+  std::vector<glimmer_rt::Frame> frames(n);
+  std::vector<std::string> errors(n);
+  std::vector<std::thread> threads;
+  for (int64_t r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      glimmer_rt::RankScope rank(
+          glimmer_rt::RankContext::forRank(model.layout, r));
+      auto comm = world.communicator(r);
+      glimmer_rt::CommScope scope(*comm);
+      frames[r].inputs = inputs;
+      try {
+        fn.entry(frames[r]);
+      } catch (const std::exception &e) {
+        errors[r] = e.what();
+        world.abort("rank " + std::to_string(r) + " failed");
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  // Report the failure that caused the others, not their aborts.
+  for (int pass = 0; pass < 2; ++pass)
+    for (int64_t r = 0; r < n; ++r)
+      if (!errors[r].empty() &&
+          (pass == 1 || errors[r].find("aborted") == std::string::npos))
+        throw glimmer_rt::RuntimeError("rank " + std::to_string(r) + ": " +
+                                       errors[r]);
+  std::vector<glimmer_rt::Tensor> results = frames[0].outputs;
+  for (size_t i = 0; i < results.size() && i < fn.results.size(); ++i)
+    if (fn.results[i].partial)
+      for (int64_t r = 1; r < n; ++r)
+        results[i] = glimmer_rt::add(results[i], frames[r].outputs[i]);
+  return results;
+}
+
 double glimmer::runForward(const CompiledModel &model,
                            const glimmer_rt::SafetensorsFile &data) {
   const CompiledFunction &fn = lookup(model, "forward");
   auto weights = readFile(model.weightsPath);
-  glimmer_rt::Frame frame;
+  std::vector<glimmer_rt::Tensor> inputs;
   for (const Slot &slot : fn.arguments)
-    frame.inputs.push_back(slot.role == Slot::Input
-                               ? readSlot(data, slot, "the data")
-                               : readSlot(*weights, slot, "the weights"));
-  fn.entry(frame);
-  if (frame.outputs.empty() || frame.outputs[0].numel() != 1)
+    inputs.push_back(slot.role == Slot::Input
+                         ? readSlot(data, slot, "the data")
+                         : readSlot(*weights, slot, "the weights"));
+  std::vector<glimmer_rt::Tensor> outputs = runOnRanks(model, fn, inputs);
+  if (outputs.empty() || outputs[0].numel() != 1)
     throw glimmer_rt::RuntimeError(
         "the model's forward does not return a scalar loss");
-  return frame.outputs[0].item(0);
+  return outputs[0].item(0);
 }
 
 Trainer::Trainer(const CompiledModel &model) : model(model) {
@@ -437,8 +513,9 @@ Trainer::StepResult Trainer::step(const glimmer_rt::SafetensorsFile &data,
   glimmer_rt::Tensor loss;
   for (int64_t micro = 0; micro < gradAccum; ++micro) {
     glimmer_rt::Frame frame;
-    frame.inputs = bind(grad, &data, {});
-    grad.entry(frame);
+    // The ranks' partial losses and gradients are summed once here: the
+    // one reduction of replicated parameters' gradients.
+    frame.outputs = runOnRanks(model, grad, bind(grad, &data, {}));
     // Sum over micro-batches; divided by their number below.
     loss = micro == 0 ? frame.outputs[0]
                       : glimmer_rt::add(loss, frame.outputs[0]);

@@ -4,8 +4,485 @@ context parallelism.
     import glimmer
     with glimmer.SpmdContext(dp_shard=2, cp=2):
         assert glimmer.SpmdContext.current().cp == 2
+
+Compile a TorchScript model and train it in-process on the CPU (the code
+paths of `glimmer-train`):
+
+    with glimmer.SpmdContext():
+        program = glimmer.compile("model.pt", "batch.safetensors")
+    for r in program.train("batch.safetensors", steps=5, optimizer="adamw"):
+        print(r["step"], r["loss"], r["grad_norm"])
+    program.parameter("output.weight")   # numpy, current value
+
+The compiler itself (`glimmer._driver`, which links LibTorch) is loaded at
+the first compile, so `import glimmer` stays light and works before or after
+`import torch`.
 """
+
+import json
+import os
+import struct
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from collections.abc import Mapping
 
 from ._glimmer import SpmdContext
 
-__all__ = ["SpmdContext"]
+__all__ = ["SpmdContext", "CompileError", "Program", "compile"]
+
+
+class CompileError(Exception):
+    """Compiling a model failed. The message is the compiler's diagnostics,
+    formatted as glimmer-train prints them (`file:line:col: error: ...`,
+    with the source line where the location has one)."""
+
+
+def _native():
+    try:
+        from . import _driver as driver
+    except ImportError as e:
+        raise ImportError(
+            "glimmer.compile needs the glimmer._driver extension, which is "
+            "built with the TorchScript importer (GLIMMER_ENABLE_TORCH=ON): "
+            f"{e}") from e
+    return driver
+
+
+# --- safetensors images (numpy only) ----------------------------------------
+
+_NP_OF = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8",
+          "I32": "<i4", "I16": "<i2", "I8": "i1", "U8": "u1", "BOOL": "?"}
+_NAME_OF = {"f8": "F64", "f4": "F32", "f2": "F16", "i8": "I64", "i4": "I32",
+            "i2": "I16", "i1": "I8", "u1": "U8", "b1": "BOOL"}
+
+
+def _np():
+    import numpy
+    return numpy
+
+
+def _as_array(name, value):
+    """(safetensors dtype, shape, bytes) of a numpy array, torch tensor or
+    anything numpy.asarray accepts."""
+    np = _np()
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
+        t = value.detach().cpu().contiguous()
+        if t.dtype == torch.bfloat16:
+            return "BF16", tuple(t.shape), t.view(torch.int16).numpy().tobytes()
+        value = t.numpy()
+    a = np.asarray(value)
+    key = a.dtype.kind + str(a.dtype.itemsize)
+    if key not in _NAME_OF:
+        raise TypeError(f"tensor '{name}' has dtype {a.dtype}, which glimmer "
+                        "does not support (float64/32/16, int64/32/16/8, "
+                        "uint8, bool)")
+    a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
+    return _NAME_OF[key], a.shape, a.tobytes()
+
+
+def _safetensors_image(tensors, metadata=None):
+    """The bytes of a safetensors file holding `tensors` (name -> array)."""
+    header, blobs, offset = {}, [], 0
+    for name, value in tensors.items():
+        if not isinstance(name, str):
+            raise TypeError(f"tensor names must be str, got {name!r}")
+        dtype, shape, data = _as_array(name, value)
+        header[name] = {"dtype": dtype, "shape": [int(d) for d in shape],
+                        "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    if metadata:
+        header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + b"".join(blobs)
+
+
+def _read_safetensors(path):
+    """(name -> numpy array, metadata) of a safetensors file."""
+    np = _np()
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    metadata = header.pop("__metadata__", {})
+    out = {}
+    for name, info in header.items():
+        begin, end = info["data_offsets"]
+        dtype = np.dtype(_NP_OF[info["dtype"]])
+        out[name] = np.frombuffer(data, dtype=dtype, count=(end - begin) //
+                                  dtype.itemsize,
+                                  offset=8 + n + begin).reshape(info["shape"])
+    return out, metadata
+
+
+def _to_numpy(triple):
+    """A numpy array of a (dtype name, shape, bytearray) from _driver."""
+    dtype, shape, data = triple
+    return _np().frombuffer(data, dtype=_NP_OF[dtype]).reshape(shape)
+
+
+# --- compile ------------------------------------------------------------------
+
+_DEFAULTS = dict(dtype="f32", optimizer="adamw", lr=1e-3, weight_decay=None,
+                 betas=(0.9, 0.999), eps=1e-8, max_norm=0.0)
+
+
+def compile(model, example_inputs=None, *, dtype="f32", optimizer="adamw",
+            lr=1e-3, weight_decay=None, betas=(0.9, 0.999), eps=1e-8,
+            max_norm=0.0, cache_dir=None, verbose=False):
+    """Compiles a TorchScript model for training under the active
+    SpmdContext and returns a Program.
+
+    model: path of a TorchScript archive (.pt) or a torch.jit.ScriptModule.
+    example_inputs: a safetensors path, or a dict of forward argument name ->
+        torch.Tensor / numpy array; fixes the shapes and dtypes the program
+        is compiled for. When None, the first batch given to train() or
+        forward() serves, and compiling waits until then.
+    dtype, optimizer, lr, weight_decay (None: 0.01 for AdamW, 0 for SGD),
+        betas, eps, max_norm (0: no clipping): the training configuration
+        compiled into @apply_step; train() may change it (recompiling).
+    cache_dir: where compiled programs are kept ($GLIMMER_CACHE_DIR or
+        <tmp>/glimmer-cache by default); compiling the same program again
+        reuses the earlier build.
+    verbose: print the compiler's progress to stderr.
+
+    Raises CompileError with the compiler's diagnostics, and
+    NotImplementedError under a non-default SPMD layout (context
+    parallelism runs through glimmer-train --spmd=cp=N for now).
+    """
+    current = SpmdContext.current()
+    layout = str(current)
+    if current != SpmdContext():
+        raise NotImplementedError(
+            f"glimmer.compile under the SPMD layout '{layout}': only the "
+            "default layout (one rank) can be compiled from Python today; "
+            "context-parallel layouts run through glimmer-train --spmd=cp=N "
+            "(TP/SP/PP/data parallelism are not implemented yet). Call "
+            "glimmer.compile outside the `with glimmer.SpmdContext(...)` "
+            "block, or under glimmer.SpmdContext().")
+    config = dict(dtype=dtype, optimizer=optimizer, lr=lr,
+                  weight_decay=weight_decay, betas=betas, eps=eps,
+                  max_norm=max_norm)
+    return Program(model, example_inputs, layout, config, cache_dir, verbose)
+
+
+class Program:
+    """A model compiled by glimmer.compile(), with its training state.
+
+    `.mlir` and `.cpp` show the program last compiled; `.train()`,
+    `.forward()`, `.parameters()`, `.save()` and `.resume()` run it. The
+    training state (parameters, optimizer state, step count) carries across
+    train() calls; changing the training configuration recompiles (compiled
+    programs are cached by content) and keeps the parameters, and the
+    optimizer state too unless the optimizer kind changes.
+    """
+
+    def __init__(self, model, example_inputs, layout, config, cache_dir,
+                 verbose):
+        self._lock = threading.RLock()
+        self._tmp = tempfile.TemporaryDirectory(prefix="glimmer-")
+        self.layout = layout
+        self._cache_dir = os.fspath(cache_dir) if cache_dir else ""
+        self._verbose = bool(verbose)
+        self._config = self._normalize(config)
+        self._variants = {}  # key -> _driver.Program
+        self._current = None  # the _driver.Program last compiled or run
+        self._trainer = None  # _driver.Trainer
+        self._trainer_config = None  # the configuration it was compiled for
+        self.model_path = self._model_path(model)
+        if example_inputs is None:
+            self.example_inputs = None
+            if not os.path.exists(self.model_path):
+                raise CompileError(f"cannot open TorchScript file "
+                                   f"'{self.model_path}': no such file")
+        else:
+            self.example_inputs = self._example_path(example_inputs)
+            self._variant(self._config, train=True)
+
+    # -- inputs --
+
+    def _model_path(self, model):
+        if isinstance(model, (str, os.PathLike)):
+            return os.path.abspath(os.fspath(model))
+        torch = sys.modules.get("torch")
+        if torch is not None and isinstance(model, torch.jit.ScriptModule):
+            path = os.path.join(self._tmp.name, "model.pt")
+            with warnings.catch_warnings():
+                # torch 2.11 deprecates TorchScript; it is our input format.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                torch.jit.save(model, path)
+            return path
+        if torch is not None and isinstance(model, torch.nn.Module):
+            raise TypeError("glimmer.compile takes TorchScript: pass "
+                            "torch.jit.script(model) or torch.jit.trace("
+                            "model, inputs), or the path of a saved archive")
+        raise TypeError("glimmer.compile: model must be a path or a "
+                        f"torch.jit.ScriptModule, got {type(model).__name__}")
+
+    def _example_path(self, inputs):
+        if isinstance(inputs, (str, os.PathLike)):
+            return os.path.abspath(os.fspath(inputs))
+        if isinstance(inputs, Mapping):
+            path = os.path.join(self._tmp.name, "example_inputs.safetensors")
+            with open(path, "wb") as f:
+                f.write(_safetensors_image(inputs))
+            return path
+        raise TypeError("example inputs must be a safetensors path or a dict "
+                        "of name -> tensor, got "
+                        f"{type(inputs).__name__}")
+
+    def _batch(self, data):
+        """A _driver.Batch of a path or dict, and a path holding it (for
+        compiling lazily)."""
+        driver = _native()
+        if isinstance(data, (str, os.PathLike)):
+            path = os.path.abspath(os.fspath(data))
+            if not os.path.exists(path):
+                raise FileNotFoundError(f"data file '{path}' does not exist")
+            try:
+                return driver.Batch.read(path), path
+            except RuntimeError as e:
+                raise ValueError(str(e)) from None
+        if isinstance(data, Mapping):
+            image = _safetensors_image(data)
+            path = None
+            if self.example_inputs is None:
+                path = os.path.join(self._tmp.name,
+                                    "example_inputs.safetensors")
+                with open(path, "wb") as f:
+                    f.write(image)
+            return driver.Batch.parse(image, "<dict batch>"), path
+        raise TypeError("data must be a safetensors path or a dict of name -> "
+                        f"tensor, got {type(data).__name__}")
+
+    # -- configurations and compiled variants --
+
+    @staticmethod
+    def _normalize(config):
+        c = dict(config)
+        betas = tuple(float(b) for b in c["betas"])
+        if len(betas) != 2:
+            raise ValueError(f"betas must be (beta1, beta2), got {c['betas']}")
+        c["betas"] = betas
+        c["weight_decay"] = (-1.0 if c["weight_decay"] is None
+                             else float(c["weight_decay"]))
+        for k in ("lr", "eps", "max_norm"):
+            c[k] = float(c[k])
+        c["dtype"], c["optimizer"] = str(c["dtype"]), str(c["optimizer"])
+        return c
+
+    @staticmethod
+    def _key(config, train):
+        if not train:
+            return (config["dtype"], False)
+        return (config["dtype"], True, config["optimizer"], config["lr"],
+                config["weight_decay"], config["betas"], config["eps"],
+                config["max_norm"])
+
+    def _variant(self, config, train):
+        key = self._key(config, train)
+        program = self._variants.get(key)
+        if program is None:
+            if self.example_inputs is None:
+                raise RuntimeError(
+                    "the program is not compiled yet: pass example_inputs to "
+                    "glimmer.compile(), or call train() or forward() with a "
+                    "batch first")
+            b1, b2 = config["betas"]
+            program = _native().compile(
+                self.model_path, self.example_inputs, dtype=config["dtype"],
+                train=train, optimizer=config["optimizer"], lr=config["lr"],
+                weight_decay=config["weight_decay"], beta1=b1, beta2=b2,
+                eps=config["eps"], max_norm=config["max_norm"],
+                cache_dir=self._cache_dir, verbose=self._verbose)
+            if program.diagnostics:
+                warnings.warn(program.diagnostics, stacklevel=4)
+            self._variants[key] = program
+        self._current = program
+        return program
+
+    def _ensure_examples(self, path):
+        if self.example_inputs is None:
+            self.example_inputs = path
+
+    def _use_trainer(self, config):
+        """The trainer over the training program of `config`, carrying the
+        state of the previous one over."""
+        program = self._variant(config, train=True)
+        old = self._trainer
+        if old is not None and old.program is program:
+            return old
+        new = _native().Trainer(program)
+        if old is not None:
+            keep = self._trainer_config["optimizer"] == config["optimizer"]
+            self._transfer(old, new, keep)
+        self._trainer, self._trainer_config = new, dict(config)
+        return new
+
+    def _transfer(self, old, new, keep_optimizer):
+        """Moves parameters (and optimizer state and step count when
+        `keep_optimizer`) from `old` to `new`, converting precision."""
+        np = _np()
+        src = os.path.join(self._tmp.name, "transfer-from.safetensors")
+        dst = os.path.join(self._tmp.name, "transfer-to.safetensors")
+        old.save(src)
+        state, meta = _read_safetensors(src)
+        out = {}
+        prog = new.program
+        for role, name, dtype, shape in prog.slots("grad_step"):
+            if role == "param":
+                out[name] = state[name].astype(_NP_OF[dtype])
+        for role, name, dtype, shape in prog.slots("apply_step"):
+            if role in ("exp_avg", "exp_avg_sq"):
+                key = f"optimizer.{role}.{name}"
+                out[key] = (state[key].astype(_NP_OF[dtype])
+                            if keep_optimizer and key in state
+                            else np.zeros(shape, _NP_OF[dtype]))
+        step = meta.get("glimmer.step", "0") if keep_optimizer else "0"
+        with open(dst, "wb") as f:
+            f.write(_safetensors_image(out, {"format": "pt",
+                                             "glimmer.step": step}))
+        new.resume(dst)
+
+    # -- inspection --
+
+    def _compiled(self):
+        if self._current is None:
+            self._variant(self._config, train=True)
+        return self._current
+
+    @property
+    def mlir(self):
+        """The module after the pipeline (with @grad_step and @apply_step
+        when compiled for training), of the program last compiled or run."""
+        with self._lock:
+            return self._compiled().mlir
+
+    @property
+    def cpp(self):
+        """The generated C++ source of the program last compiled or run."""
+        with self._lock:
+            return self._compiled().cpp
+
+    @property
+    def config(self):
+        """The current training configuration (what train() uses when not
+        told otherwise)."""
+        c = dict(self._config)
+        c["weight_decay"] = None if c["weight_decay"] < 0 else c["weight_decay"]
+        return c
+
+    @property
+    def steps_done(self):
+        """Optimizer steps taken (counting from a resumed checkpoint)."""
+        return self._trainer.steps_done if self._trainer is not None else 0
+
+    # -- running --
+
+    def train(self, data, steps=10, *, optimizer=None, lr=None,
+              weight_decay=None, betas=None, eps=None, max_norm=None,
+              grad_accum=1, dtype=None, callback=None):
+        """Runs `steps` optimizer steps on `data` (a safetensors path or a
+        dict of name -> tensor; the batch repeats, as in glimmer-train), each
+        on `grad_accum` micro-batches with averaged gradients. Options left
+        None keep the current configuration; a changed one recompiles.
+        Returns one dict per step: step, loss, grad_norm, seconds; calls
+        `callback(dict)` after each step when given."""
+        steps, grad_accum = int(steps), int(grad_accum)
+        if steps < 0:
+            raise ValueError(f"steps must not be negative, got {steps}")
+        if grad_accum < 1:
+            raise ValueError(f"grad_accum must be at least 1, got {grad_accum}")
+        with self._lock:
+            config = dict(self._config)
+            given = dict(optimizer=optimizer, lr=lr, weight_decay=weight_decay,
+                         betas=betas, eps=eps, max_norm=max_norm, dtype=dtype)
+            config.update({k: v for k, v in given.items() if v is not None})
+            config = self._normalize(config)
+            batch, path = self._batch(data)
+            self._ensure_examples(path)
+            trainer = self._use_trainer(config)
+            self._config = config
+            results = []
+            for _ in range(steps):
+                start = time.perf_counter()
+                step, loss, grad_norm = trainer.step(batch, grad_accum)
+                r = {"step": step, "loss": loss, "grad_norm": grad_norm,
+                     "seconds": time.perf_counter() - start}
+                results.append(r)
+                if callback is not None:
+                    callback(r)
+            return results
+
+    def forward(self, data, *, dtype=None):
+        """The loss of @forward on `data`, with the current parameters (the
+        trained ones after train() or resume()). `dtype` ("f32"/"f64",
+        default: the current one) may select another precision, compiling a
+        forward-only program for it when needed."""
+        with self._lock:
+            batch, path = self._batch(data)
+            self._ensure_examples(path)
+            config = self._normalize(dict(self._config,
+                                          dtype=dtype or self._config["dtype"]))
+            trainer = self._trainer
+            if trainer is not None and trainer.program.dtype == config["dtype"]:
+                program = trainer.program
+            else:
+                program = (self._variants.get(self._key(config, True)) or
+                           self._variants.get(self._key(config, False)) or
+                           self._variant(config, train=False))
+            self._current = program
+            scratch = os.path.join(self._tmp.name, "forward.safetensors")
+            return program.forward(batch, trainer, scratch)
+
+    def parameters(self):
+        """The trainable parameters, state_dict key -> numpy array (current
+        values: after training, the trained ones), in state_dict order."""
+        with self._lock:
+            if self._trainer is not None:
+                program = self._trainer.program
+                raw = self._trainer.parameters()
+            else:
+                program = self._compiled()
+                raw = program.initial_parameters()
+            order = [name for role, name, _, _ in program.slots("forward")
+                     if role == "param"]
+            return {name: _to_numpy(raw[name]) for name in order
+                    if name in raw}
+
+    def parameter(self, name):
+        """One parameter by state_dict key (numpy array)."""
+        params = self.parameters()
+        if name not in params:
+            names = list(params)
+            shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+            raise KeyError(f"the model has no parameter '{name}' "
+                           f"({len(names)} parameters: {shown})")
+        return params[name]
+
+    def save(self, path):
+        """Writes a checkpoint (parameters, optimizer state, step count;
+        safetensors, as glimmer-train --save)."""
+        with self._lock:
+            self._use_trainer(self._config).save(os.fspath(path))
+
+    def resume(self, path):
+        """Continues from a checkpoint written by save() or glimmer-train
+        --save, under the current configuration."""
+        path = os.fspath(path)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"checkpoint '{path}' does not exist")
+        with self._lock:
+            self._use_trainer(self._config).resume(path)
+
+    def __repr__(self):
+        state = "compiled" if self._variants else "not compiled yet"
+        return (f"<glimmer.Program {self.model_path!r} "
+                f"layout={self.layout or 'default'!r} "
+                f"dtype={self._config['dtype']} {state}, "
+                f"{self.steps_done} steps>")

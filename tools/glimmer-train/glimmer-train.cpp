@@ -50,6 +50,10 @@ static cl::opt<std::string> floatType(
     "dtype", cl::init("f32"),
     cl::desc("Precision of every floating-point tensor: f32 or f64"),
     cl::value_desc("f32|f64"), cl::cat(trainCategory));
+static cl::opt<std::string> spmd(
+    "spmd", cl::init(""),
+    cl::desc("Parallel layout, e.g. cp=2 (ranks run as threads on the CPU)"),
+    cl::value_desc("layout"), cl::cat(trainCategory));
 static cl::opt<bool> forwardOnly(
     "forward-only", cl::init(false),
     cl::desc("Run the forward pass once and report the loss"),
@@ -231,6 +235,7 @@ int main(int argc, char **argv) {
   options.floatType = floatType;
   options.cacheDir = dir;
   options.train = !forwardOnly;
+  options.spmd = spmd;
   options.optimizer.optimizer = optimizer;
   options.optimizer.lr = lr;
   options.optimizer.beta1 = beta1;

@@ -11,6 +11,7 @@
 #ifndef GLIMMER_DRIVER_DRIVER_H
 #define GLIMMER_DRIVER_DRIVER_H
 
+#include "glimmer/Spmd/SpmdContext.h"
 #include "glimmer_rt/Loader.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -41,6 +42,8 @@ struct DriverOptions {
   std::string dataPath;
   /// "f32" or "f64".
   std::string floatType = "f32";
+  /// Parallel layout ("cp=2", ...); empty: unsharded.
+  std::string spmd;
   /// Build @grad_step and @apply_step besides @forward.
   bool train = false;
   OptimizerOptions optimizer;
@@ -58,6 +61,9 @@ struct Slot {
   std::string name;
   glimmer_rt::DType dtype = glimmer_rt::DType::F32;
   glimmer_rt::Shape shape;
+  /// Each rank holds a partial sum (glimmer.partial): results are summed
+  /// over the ranks.
+  bool partial = false;
 };
 
 struct CompiledFunction {
@@ -67,6 +73,8 @@ struct CompiledFunction {
 };
 
 struct CompiledModel {
+  /// The layout the program was partitioned for (one rank per thread).
+  glimmer::SpmdContext layout;
   std::unique_ptr<glimmer_rt::LoadedProgram> program;
   std::map<std::string, CompiledFunction> functions;
   /// The module after the pipeline (before lowering), for inspection.
@@ -93,6 +101,13 @@ compileModule(mlir::MLIRContext &context,
 /// The cache directory used when none is given: $GLIMMER_CACHE_DIR or
 /// <tmp>/glimmer-cache.
 std::string defaultCacheDir();
+
+/// Runs `fn` on every rank of the model's layout (ranks as threads, with an
+/// in-process communicator) and combines the ranks' results: partial sums
+/// are added in rank order, other results are taken from rank 0.
+std::vector<glimmer_rt::Tensor>
+runOnRanks(const CompiledModel &model, const CompiledFunction &fn,
+           const std::vector<glimmer_rt::Tensor> &inputs);
 
 /// Runs @forward on `data` with the model's exported weights; returns the
 /// loss. Throws glimmer_rt::RuntimeError on bad data or a failing kernel.

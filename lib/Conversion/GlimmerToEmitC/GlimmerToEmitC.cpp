@@ -55,6 +55,20 @@ std::string intList(ArrayRef<int64_t> values) {
   return s + "}";
 }
 
+/// {"cp", "dp_shard"}
+std::string axesLiteral(ArrayAttr axes) {
+  std::string s = "glimmer_rt::Axes{";
+  for (auto [i, a] : llvm::enumerate(axes))
+    s += (i ? ", \"" : "\"") + cast<StringAttr>(a).getValue().str() + "\"";
+  return s + "}";
+}
+
+std::string reductionLiteral(ReductionKind kind) {
+  std::string name = stringifyReductionKind(kind).str();
+  name[0] = std::toupper(name[0]);
+  return "glimmer_rt::Reduction::" + name;
+}
+
 std::string dtypeLiteral(Type t) {
   const char *name = nullptr;
   if (t.isF32())
@@ -539,10 +553,34 @@ LogicalResult FunctionLowering::lower(Operation *op) {
                                     : "glimmer_rt::Balancer::Contiguous")
                        .boolean(inverse));
       })
+      .Case([&](AllGatherOp g) -> LogicalResult {
+        return one(call("allGather")
+                       .operand(map(g.getInput()))
+                       .literal(axesLiteral(g.getAxes()))
+                       .integer(g.getDim()));
+      })
+      .Case([&](ReduceScatterOp r) -> LogicalResult {
+        return one(call("reduceScatter")
+                       .literal(reductionLiteral(r.getKind()))
+                       .operand(map(r.getInput()))
+                       .literal(axesLiteral(r.getAxes()))
+                       .integer(r.getDim()));
+      })
+      .Case([&](AllReduceOp r) -> LogicalResult {
+        return one(call("allReduce")
+                       .literal(reductionLiteral(r.getKind()))
+                       .operand(map(r.getInput()))
+                       .literal(axesLiteral(r.getAxes())));
+      })
+      .Case([&](LocalShardOp l) -> LogicalResult {
+        return one(call("localShard")
+                       .operand(map(l.getInput()))
+                       .literal(axesLiteral(l.getAxes()))
+                       .integer(l.getDim()));
+      })
       .Default([&](Operation *other) -> LogicalResult {
         return other->emitOpError()
-               << "has no runtime lowering (collectives need a partitioned "
-                  "program and a communicator)";
+               << "has no runtime lowering";
       });
 }
 

@@ -11,6 +11,7 @@
 #ifndef GLIMMER_RT_PROGRAM_H
 #define GLIMMER_RT_PROGRAM_H
 
+#include "glimmer_rt/Collectives.h"
 #include "glimmer_rt/Kernels.h"
 
 #include <vector>

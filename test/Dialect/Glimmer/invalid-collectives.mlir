@@ -579,3 +579,23 @@ func.func private @unknown_result_attr() -> (tensor<4xf32> {glimmer.foo = 1 : i6
 // The importer's name attributes must be strings.
 // expected-error @+1 {{'glimmer.param' must be a string}}
 func.func private @param_name_not_string(tensor<4xf32> {glimmer.param = 1 : i64})
+
+// -----
+
+// local_shard needs a dimension divisible by the group.
+glimmer.mesh @mesh = <["cp"=4]>
+func.func @local_shard_indivisible(%x: tensor<2x6xi64>) -> tensor<2x1xi64> {
+  // expected-error @+1 {{dimension 1 of size 6 is not divisible by the group size 4}}
+  %0 = glimmer.local_shard %x on @mesh ["cp"] dim = 1 : tensor<2x6xi64> -> tensor<2x1xi64>
+  return %0 : tensor<2x1xi64>
+}
+
+// -----
+
+// local_shard's result is the slice's shape.
+glimmer.mesh @mesh = <["cp"=2]>
+func.func @local_shard_wrong_result(%x: tensor<2x8xi64>) -> tensor<2x8xi64> {
+  // expected-error @+1 {{expects result of shape [2, 4], got [2, 8]}}
+  %0 = glimmer.local_shard %x on @mesh ["cp"] dim = 1 : tensor<2x8xi64> -> tensor<2x8xi64>
+  return %0 : tensor<2x8xi64>
+}

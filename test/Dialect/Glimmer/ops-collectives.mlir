@@ -231,3 +231,14 @@ glimmer.mesh @mesh = <["cp"=2]>
 // CHECK-SAME: {glimmer.param = "layers.0.w", glimmer.sharding = #glimmer.sharding<@mesh, [{"cp"}]>}
 // CHECK-SAME: -> (tensor<4xf32> {glimmer.sharding = #glimmer.sharding<@mesh, [{}]>})
 func.func private @declaration_with_shardings(tensor<4xf32> {glimmer.param = "layers.0.w", glimmer.sharding = #glimmer.sharding<@mesh, [{"cp"}]>}) -> (tensor<4xf32> {glimmer.sharding = #glimmer.sharding<@mesh, [{}]>})
+
+// -----
+
+// local_shard keeps this rank's slice of a replicated value.
+glimmer.mesh @mesh = <["cp"=4]>
+// CHECK-LABEL: func.func @local_shard_of_sequence
+// CHECK: glimmer.local_shard %{{.*}} on @mesh ["cp"] dim = 1 : tensor<2x16xi64> -> tensor<2x4xi64>
+func.func @local_shard_of_sequence(%x: tensor<2x16xi64>) -> tensor<2x4xi64> {
+  %0 = glimmer.local_shard %x on @mesh ["cp"] dim = 1 : tensor<2x16xi64> -> tensor<2x4xi64>
+  return %0 : tensor<2x4xi64>
+}

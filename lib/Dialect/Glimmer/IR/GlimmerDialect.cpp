@@ -96,6 +96,12 @@ LogicalResult GlimmerDialect::verifyRegionResultAttribute(Operation *op,
                                                           unsigned regionIndex,
                                                           unsigned resultIndex,
                                                           NamedAttribute attr) {
+  if (attr.getName() == "glimmer.partial") {
+    if (!isa<ArrayAttr>(attr.getValue()))
+      return op->emitError()
+             << "'glimmer.partial' must be an array of mesh axis names";
+    return success();
+  }
   if (isNameAttr(attr.getName().getValue())) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitError() << "'" << attr.getName().getValue()

@@ -885,14 +885,15 @@ LogicalResult AllReduceOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   return success();
 }
 
-// Each rank's cotangent covers its own slice; the replicated operand's
-// cotangent is their concatenation.
+// The transpose of local_shard embeds the rank's cotangent into zeros at
+// its offset (a per-rank partial of the replicated operand's gradient). The
+// partitioner only shards values that need no gradient (integer inputs and
+// constants), so that form is not built yet; differentiating through one is
+// reported rather than approximated.
 LogicalResult LocalShardOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                                      MutableArrayRef<Value> operandGrads) {
   if (!resultGrads[0])
     return success();
-  operandGrads[0] = AllGatherOp::create(b, getLoc(), getInput().getType(),
-                                        resultGrads[0], getMeshAttr(),
-                                        getAxes(), getDimAttr());
-  return success();
+  return emitOpError() << "is not differentiable yet (a trainable value is "
+                          "sliced per rank)";
 }

@@ -204,6 +204,12 @@ AutodiffPass::buildGradStep(func::FuncOp forward) {
     gradStep.setResultAttr(
         k + 1, "glimmer.grad",
         gradStep.getArgAttrOfType<StringAttr>(i, "glimmer.param"));
+  // Gradients of a per-rank partial loss are per-rank partial sums too.
+  if (Attribute partial = forward.getResultAttr(0, "glimmer.partial")) {
+    gradStep.setResultAttr(0, "glimmer.partial", partial);
+    for (size_t k = 0; k < differentiated.size(); ++k)
+      gradStep.setResultAttr(k + 1, "glimmer.partial", partial);
+  }
   return differentiated;
 }
 

@@ -78,6 +78,12 @@ struct PrepareCpInputsPass
       if (isIntegerTensor(arg.getType()))
         prep.insert(arg);
     for (Operation &op : func.getBody().front().without_terminator()) {
+      // Constants of any type count: the importer folds per-position tables
+      // it can compute (e.g. float position ids from arange).
+      if (isa<ConstantOp>(op)) {
+        prep.insert(op.getResult(0));
+        continue;
+      }
       bool fromPrep = llvm::all_of(op.getOperands(),
                                    [&](Value v) { return prep.contains(v); });
       if (!fromPrep)
@@ -104,9 +110,21 @@ struct PrepareCpInputsPass
         return CpPermuteOp::create(b, loc, x, int64_t(1), cp, balancer)
             .getResult();
       };
-      if (shape.size() >= 2 && (shape[0] == batch || shape[0] == 1) &&
-          shape[1] == seq) {
-        result = permuteDim1(v);
+      // The sequence dim: the first dim past the leading batch-like dims
+      // (size B or 1) that has the sequence length.
+      int64_t seqDim = -1;
+      for (int64_t d = 1; d < int64_t(shape.size()); ++d) {
+        if (shape[d] == seq) {
+          seqDim = d;
+          break;
+        }
+        if (shape[d] != 1 && shape[d] != batch)
+          break;
+      }
+      if (!shape.empty() && shape[0] != 1 && shape[0] != batch)
+        seqDim = -1;
+      if (seqDim >= 0) {
+        result = CpPermuteOp::create(b, loc, v, seqDim, cp, balancer);
       } else if (!shape.empty() && shape[0] == batch * seq && batch > 1) {
         SmallVector<int64_t> split{batch, seq};
         split.append(shape.begin() + 1, shape.end());

@@ -210,4 +210,38 @@ def GlimmerPrepareCpInputs
   let dependentDialects = ["::glimmer::GlimmerDialect"];
 }
 
+def GlimmerPartitionCp : Pass<"glimmer-partition-cp", "::mlir::ModuleOp"> {
+  let summary = "Makes a CP-prepared global program rank-local";
+  let description = [{
+    Runs after `glimmer-prepare-cp-inputs` and `glimmer-materialize-mesh`.
+    Each permuted sequence value is cut to this rank's slice with
+    `glimmer.local_shard` on `cp` (with the head-tail permutation, chunks
+    `r` and `2C-1-r`), and the sequence dimension is followed through every
+    op, whose result types shrink to the local length. Attention all-gathers
+    K and V along the sequence on `cp` and reads the keys' positions from the
+    full permuted positions (all-gathering the slices in rank order restores
+    the permuted order), so causal masking stays exact. The cross-entropy
+    valid-token count is summed over `cp`; the sum stays a per-rank partial
+    sum, so the function's loss is marked `glimmer.partial = ["cp"]`: the
+    ranks' losses, and after autodiff their gradients, add up to the global
+    ones. The vision encoder sees no sequence value and stays replicated;
+    `vision_gather` gets no collective. Ops that would need the whole
+    sequence in other ways (reductions or slices along it, GEMMs contracting
+    over it) are reported.
+
+    Before (`cp = 2`, after glimmer-prepare-cp-inputs):
+    ```mlir
+    %tp = glimmer.cp_permute %tokens dim = 1 cp = 2 balancer = head_tail : tensor<2x16xi64>
+    %e = glimmer.embedding %table, %tp : tensor<64x32xf32>, tensor<2x16xi64> -> tensor<2x16x32xf32>
+    ```
+    After:
+    ```mlir
+    %tp = glimmer.cp_permute %tokens dim = 1 cp = 2 balancer = head_tail : tensor<2x16xi64>
+    %tl = glimmer.local_shard %tp on @mesh ["cp"] dim = 1 : tensor<2x16xi64> -> tensor<2x8xi64>
+    %e = glimmer.embedding %table, %tl : tensor<64x32xf32>, tensor<2x8xi64> -> tensor<2x8x32xf32>
+    ```
+  }];
+  let dependentDialects = ["::glimmer::GlimmerDialect"];
+}
+
 #endif // GLIMMER_DIALECT_GLIMMER_TRANSFORMS_PASSES_TD

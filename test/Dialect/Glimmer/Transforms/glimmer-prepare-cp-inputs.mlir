@@ -1,0 +1,57 @@
+// RUN: glimmer-opt %s -split-input-file -glimmer-prepare-cp-inputs | FileCheck %s
+
+// The vision-bank indices are built from the full token sequence, and only
+// then permuted; the tokens feeding the embedding are permuted too. Splat
+// constants are not permuted.
+// CHECK-LABEL: func.func @index_build_precedes_permutation
+// CHECK-SAME: (%[[TOK:.*]]: tensor<2x8xi64>
+// CHECK: %[[TP:.*]] = glimmer.cp_permute %[[TOK]] dim = 1 cp = 2 balancer = head_tail : tensor<2x8xi64>
+// CHECK: %[[E:.*]] = glimmer.embedding %{{.*}}, %[[TP]]
+// CHECK: %[[IDX:.*]] = glimmer.vision_bank_indices %[[TOK]] image_token_id = 7
+// CHECK: %[[IP:.*]] = glimmer.cp_permute %[[IDX]] dim = 1 cp = 2
+// CHECK: glimmer.vision_gather %[[E]], %{{.*}}, %[[IP]]
+module attributes {glimmer.spmd = #glimmer.spmd<"cp=2">} {
+  func.func @index_build_precedes_permutation(%tokens: tensor<2x8xi64> {glimmer.input = "tokens"}, %table: tensor<16x4xf32>, %bank: tensor<3x4xf32>) -> tensor<2x8x4xf32> {
+    %e = glimmer.embedding %table, %tokens : tensor<16x4xf32>, tensor<2x8xi64> -> tensor<2x8x4xf32>
+    %idx = glimmer.vision_bank_indices %tokens image_token_id = 7 : tensor<2x8xi64>
+    %m = glimmer.vision_gather %e, %bank, %idx : tensor<2x8x4xf32>, tensor<3x4xf32>, tensor<2x8xi64>
+    return %m : tensor<2x8x4xf32>
+  }
+}
+
+// -----
+
+// Labels shifted on the full sequence (pad + slice, Hugging Face style) and
+// flattened: the permutation happens after the shift, through a reshape to
+// [B, T]; positions built from iota are permuted before the attention.
+// CHECK-LABEL: func.func @shift_then_permute
+// CHECK: %[[PAD:.*]] = glimmer.pad %arg1
+// CHECK: %[[SH:.*]] = glimmer.slice %[[PAD]]
+// CHECK: %[[FLAT:.*]] = glimmer.reshape %[[SH]] : tensor<2x8xi64> -> tensor<16xi64>
+// CHECK: %[[BT:.*]] = glimmer.reshape %[[FLAT]] : tensor<16xi64> -> tensor<2x8xi64>
+// CHECK: %[[P:.*]] = glimmer.cp_permute %[[BT]] dim = 1 cp = 2 balancer = head_tail
+// CHECK: %[[BACK:.*]] = glimmer.reshape %[[P]] : tensor<2x8xi64> -> tensor<16xi64>
+// CHECK: glimmer.cross_entropy %{{.*}}, %[[BACK]]
+module attributes {glimmer.spmd = #glimmer.spmd<"cp=2">} {
+  func.func @shift_then_permute(%tokens: tensor<2x8xi64> {glimmer.input = "tokens"}, %labels: tensor<2x8xi64> {glimmer.input = "labels"}, %table: tensor<16x4xf32>) -> tensor<f32> {
+    %e = glimmer.embedding %table, %tokens : tensor<16x4xf32>, tensor<2x8xi64> -> tensor<2x8x4xf32>
+    %pad = glimmer.pad %labels low = [0, 0] high = [0, 1] value = -1.000000e+02 : tensor<2x8xi64> -> tensor<2x9xi64>
+    %shift = glimmer.slice %pad start = [0, 1] limit = [2, 9] stride = [1, 1] : tensor<2x9xi64> -> tensor<2x8xi64>
+    %flat = glimmer.reshape %shift : tensor<2x8xi64> -> tensor<16xi64>
+    %logits = glimmer.reshape %e : tensor<2x8x4xf32> -> tensor<16x4xf32>
+    %sum, %count = glimmer.cross_entropy %logits, %flat ignore_index = -100 : tensor<16x4xf32>, tensor<16xi64> -> tensor<f32>, tensor<i64>
+    return %sum : tensor<f32>
+  }
+}
+
+// -----
+
+// With cp = 1 nothing changes.
+// CHECK-LABEL: func.func @no_cp
+// CHECK-NOT: glimmer.cp_permute
+module attributes {glimmer.spmd = #glimmer.spmd<"dp_shard=2">} {
+  func.func @no_cp(%tokens: tensor<2x8xi64>, %table: tensor<16x4xf32>) -> tensor<2x8x4xf32> {
+    %e = glimmer.embedding %table, %tokens : tensor<16x4xf32>, tensor<2x8xi64> -> tensor<2x8x4xf32>
+    return %e : tensor<2x8x4xf32>
+  }
+}
