@@ -18,6 +18,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
@@ -76,6 +77,26 @@ std::optional<glimmer_rt::DType> dtypeOf(Type t) {
 }
 
 
+/// A digest of the runtime's headers, read once per process.
+const std::string &runtimeHeadersDigest() {
+  static const std::string digest = [] {
+    std::string all;
+    std::error_code ec;
+    std::vector<std::string> files;
+    for (llvm::sys::fs::directory_iterator it(
+             GLIMMER_RT_INCLUDE_DIR "/glimmer_rt", ec),
+         end;
+         it != end && !ec; it.increment(ec))
+      files.push_back(it->path());
+    llvm::sort(files);
+    for (const std::string &f : files)
+      if (auto buffer = llvm::MemoryBuffer::getFile(f))
+        all += f + (*buffer)->getBuffer().str();
+    return llvm::utohexstr(llvm::xxh3_64bits(all), true);
+  }();
+  return digest;
+}
+
 /// Compiles `source` into a shared library under `cacheDir`, reusing an
 /// earlier build of the same source.
 FailureOr<std::string> compileCpp(MLIRContext &context,
@@ -90,7 +111,8 @@ FailureOr<std::string> compileCpp(MLIRContext &context,
       "-I" GLIMMER_RT_INCLUDE_DIR, "-I" GLIMMER_INCLUDE_DIR,
       "-L" GLIMMER_RT_LIBRARY_DIR,
       "-Wl,-rpath," GLIMMER_RT_LIBRARY_DIR};
-  std::string key = source + cxx;
+  // The runtime headers are part of what the program is compiled against.
+  std::string key = source + cxx + runtimeHeadersDigest();
   for (const std::string &f : flags)
     key += f;
   std::string hash = llvm::utohexstr(llvm::xxh3_64bits(key), true);
@@ -124,7 +146,10 @@ FailureOr<std::string> compileCpp(MLIRContext &context,
         << "' not found (set GLIMMER_CXX to choose another)";
     return failure();
   }
-  std::string tmp = std::string(so) + ".tmp";
+  // Unique per process: concurrent compiles of one program must not write
+  // the same file; the rename into place is atomic.
+  std::string tmp = std::string(so) + "." +
+                    std::to_string(llvm::sys::Process::getProcessId()) + ".tmp";
   std::vector<llvm::StringRef> args = {*program};
   for (const std::string &f : flags)
     args.push_back(f);
@@ -194,12 +219,23 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   importOptions.modelPath = options.modelPath;
   importOptions.exampleInputsPath = options.dataPath;
   importOptions.floatType = options.floatType;
-  importOptions.weightsOutputPath = std::string(weights);
+  // Exported beside the cache and renamed into place, so concurrent
+  // compiles never read a half-written file.
+  std::string weightsTmp =
+      std::string(weights) + "." +
+      std::to_string(llvm::sys::Process::getProcessId()) + ".tmp";
+  importOptions.weightsOutputPath = weightsTmp;
   if (options.progress)
     options.progress("importing " + options.modelPath);
   model.module = importTorchScript(context, importOptions);
   if (!model.module)
     return failure();
+  if (auto ec = llvm::sys::fs::rename(weightsTmp, weights)) {
+    emitError(UnknownLoc::get(&context))
+        << "cannot move '" << weightsTmp << "' to '" << weights
+        << "': " << ec.message();
+    return failure();
+  }
   model.weightsPath = std::string(weights);
   if (options.progress)
     options.progress("imported in " + fixed(watch.seconds()) + " s");
