@@ -299,6 +299,26 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
   model.weightsPath = std::move(weightsPath);
   if (SpmdAttr spmd = getRecordedSpmd(*model.module))
     model.layout = spmd.getLayout();
+  model.module->walk([&](VisionGatherOp gather) {
+    auto indices = gather.getIndices().getDefiningOp<VisionBankIndicesOp>();
+    for (Operation *op = gather.getIndices().getDefiningOp();
+         op && !indices && op->getNumOperands() > 0;
+         op = op->getOperand(0).getDefiningOp())
+      indices = dyn_cast<VisionBankIndicesOp>(op);
+    if (!indices)
+      return;
+    auto arg = dyn_cast<BlockArgument>(indices.getTokens());
+    auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                    : func::FuncOp();
+    auto name = func ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                          "glimmer.input")
+                     : StringAttr();
+    if (!name)
+      return;
+    model.visionChecks.push_back(
+        {name.getValue().str(), indices.getImageTokenId(),
+         cast<RankedTensorType>(gather.getBank().getType()).getDimSize(0)});
+  });
   Stopwatch watch;
   DriverOptions options;
   options.progress = progress;
@@ -469,8 +489,30 @@ glimmer::runOnRanks(const CompiledModel &model, const CompiledFunction &fn,
   return results;
 }
 
+void glimmer::checkVisionRows(const CompiledModel &model,
+                              const glimmer_rt::SafetensorsFile &data) {
+  for (const VisionMergeCheck &check : model.visionChecks) {
+    const glimmer_rt::TensorInfo *info = data.find(check.tokensInput);
+    if (!info || glimmer_rt::isFloating(info->dtype))
+      continue;
+    glimmer_rt::Tensor tokens = glimmer_rt::convert(
+        glimmer_rt::readTensor(data, *info), glimmer_rt::DType::I64);
+    int64_t count = 0;
+    for (int64_t i = 0; i < tokens.numel(); ++i)
+      count += tokens.data<int64_t>()[i] == check.imageTokenId;
+    if (count != check.bankRows)
+      throw glimmer_rt::RuntimeError(
+          "the batch has " + std::to_string(count) + " image tokens (id " +
+          std::to_string(check.imageTokenId) + " in '" + check.tokensInput +
+          "') but the vision encoder produces " +
+          std::to_string(check.bankRows) +
+          " rows: every image token must take exactly one vision row");
+  }
+}
+
 double glimmer::runForward(const CompiledModel &model,
                            const glimmer_rt::SafetensorsFile &data) {
+  checkVisionRows(model, data);
   const CompiledFunction &fn = lookup(model, "forward");
   auto weights = readFile(model.weightsPath);
   std::vector<glimmer_rt::Tensor> inputs;
@@ -543,6 +585,7 @@ Trainer::StepResult Trainer::step(const glimmer_rt::SafetensorsFile &data,
                                   int64_t gradAccum) {
   if (gradAccum < 1)
     throw glimmer_rt::RuntimeError("--grad-accum must be at least 1");
+  checkVisionRows(model, data);
   const CompiledFunction &grad = lookup(model, "grad_step");
   const CompiledFunction &apply = lookup(model, "apply_step");
   std::map<std::string, glimmer_rt::Tensor> grads;

@@ -72,7 +72,17 @@ struct CompiledFunction {
   std::vector<Slot> results;
 };
 
+/// What the program's vision merge expects of a batch: every image token of
+/// `tokensInput` takes one row of the vision encoder's output, which has
+/// `bankRows` rows.
+struct VisionMergeCheck {
+  std::string tokensInput;
+  int64_t imageTokenId = 0;
+  int64_t bankRows = 0;
+};
+
 struct CompiledModel {
+  std::vector<VisionMergeCheck> visionChecks;
   /// The layout the program was partitioned for (one rank per thread).
   glimmer::SpmdContext layout;
   std::unique_ptr<glimmer_rt::LoadedProgram> program;
@@ -101,6 +111,11 @@ compileModule(mlir::MLIRContext &context,
 /// The cache directory used when none is given: $GLIMMER_CACHE_DIR or
 /// <tmp>/glimmer-cache.
 std::string defaultCacheDir();
+
+/// Checks `data` against the model's vision merges; throws RuntimeError when
+/// the number of image tokens differs from the vision encoder's rows.
+void checkVisionRows(const CompiledModel &model,
+                     const glimmer_rt::SafetensorsFile &data);
 
 /// Runs `fn` on every rank of the model's layout (ranks as threads, with an
 /// in-process communicator) and combines the ranks' results: partial sums

@@ -31,8 +31,21 @@ save_file(extra, os.path.join(out, "extra.safetensors"))
 
 bad_token = dict(batch)
 bad_token["tokens"] = batch["tokens"].clone()
-bad_token["tokens"][0, 3] = 1000  # outside the 64-entry vocabulary
+bad_token["tokens"][0, 6] = 1000  # a text position, outside the 64-entry vocabulary
 save_file(bad_token, os.path.join(out, "bad_token.safetensors"))
+
+image_token = 63
+extra_image = dict(batch)
+extra_image["tokens"] = batch["tokens"].clone()
+text = (extra_image["tokens"] != image_token).nonzero()[0]
+extra_image["tokens"][text[0], text[1]] = image_token
+save_file(extra_image, os.path.join(out, "extra_image_token.safetensors"))
+
+missing_image = dict(batch)
+missing_image["tokens"] = batch["tokens"].clone()
+image = (missing_image["tokens"] == image_token).nonzero()[0]
+missing_image["tokens"][image[0], image[1]] = 5
+save_file(missing_image, os.path.join(out, "missing_image_token.safetensors"))
 
 data = open(sys.argv[1], "rb").read()
 open(os.path.join(out, "truncated.safetensors"), "wb").write(data[: len(data) // 2])
