@@ -313,7 +313,7 @@ LogicalResult ConcatOp::verify() {
       return emitOpError() << "input #" << i << " of type " << t
                            << " does not match input #0 of type " << first;
     for (int64_t d = 0; d < t.getRank(); ++d)
-      if (d != getDim() && t.getDimSize(d) != first.getDimSize(d))
+      if (d != int64_t(getDim()) && t.getDimSize(d) != first.getDimSize(d))
         return emitOpError() << "input #" << i << " differs from input #0 in "
                              << "dimension " << d << " (" << t.getDimSize(d)
                              << " vs " << first.getDimSize(d) << ")";
@@ -795,13 +795,41 @@ LogicalResult CpUnpermuteOp::verify() {
 // Collectives
 //===----------------------------------------------------------------------===//
 
+/// Local checks of collectives over `axes` that act along `dim` and keep
+/// the element type (all_gather, reduce_scatter, local_shard).
+static LogicalResult verifyAlongDim(Operation *op, ArrayAttr axes, Value input,
+                                    Value output, int64_t dim) {
+  if (failed(verifyAxisList(op, axes)))
+    return failure();
+  if (failed(checkDim(op, dim, tensorType(input).getRank())))
+    return failure();
+  return checkSameElementType(op, input, "input", output, "result");
+}
+
+/// The result of reduce_scatter and local_shard: `dim` divided by the
+/// group size, which must divide it.
+static LogicalResult verifyShrinkingResult(Operation *op,
+                                           FlatSymbolRefAttr meshName,
+                                           ArrayAttr axes, Value input,
+                                           Value output, int64_t dim,
+                                           SymbolTableCollection &symbols) {
+  FailureOr<MeshAttr> mesh = lookupMesh(op, meshName, symbols);
+  if (failed(mesh))
+    return failure();
+  FailureOr<int64_t> n = axesProduct(op, *mesh, axisNames(axes));
+  if (failed(n))
+    return failure();
+  SmallVector<int64_t> expected(tensorType(input).getShape());
+  if (expected[dim] % *n != 0)
+    return op->emitOpError() << "dimension " << dim << " of size "
+                             << expected[dim]
+                             << " is not divisible by the group size " << *n;
+  expected[dim] /= *n;
+  return checkShape(op, output, "result", expected);
+}
+
 LogicalResult AllGatherOp::verify() {
-  if (failed(verifyAxisList(*this, getAxes())))
-    return failure();
-  if (failed(checkDim(*this, getDim(), tensorType(getInput()).getRank())))
-    return failure();
-  return checkSameElementType(*this, getInput(), "input", getOutput(),
-                              "result");
+  return verifyAlongDim(*this, getAxes(), getInput(), getOutput(), getDim());
 }
 
 LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &symbols) {
@@ -817,54 +845,22 @@ LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &symbols) {
 }
 
 LogicalResult ReduceScatterOp::verify() {
-  if (failed(verifyAxisList(*this, getAxes())))
-    return failure();
-  if (failed(checkDim(*this, getDim(), tensorType(getInput()).getRank())))
-    return failure();
-  return checkSameElementType(*this, getInput(), "input", getOutput(),
-                              "result");
+  return verifyAlongDim(*this, getAxes(), getInput(), getOutput(), getDim());
 }
 
 LogicalResult
 ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  FailureOr<MeshAttr> mesh = lookupMesh(*this, getMeshAttr(), symbols);
-  if (failed(mesh))
-    return failure();
-  FailureOr<int64_t> n = axesProduct(*this, *mesh, axisNames(getAxes()));
-  if (failed(n))
-    return failure();
-  SmallVector<int64_t> expected(tensorType(getInput()).getShape());
-  if (expected[getDim()] % *n != 0)
-    return emitOpError() << "dimension " << getDim() << " of size "
-                         << expected[getDim()]
-                         << " is not divisible by the group size " << *n;
-  expected[getDim()] /= *n;
-  return checkShape(*this, getOutput(), "result", expected);
+  return verifyShrinkingResult(*this, getMeshAttr(), getAxes(), getInput(),
+                               getOutput(), getDim(), symbols);
 }
 
 LogicalResult LocalShardOp::verify() {
-  if (failed(verifyAxisList(*this, getAxes())))
-    return failure();
-  if (failed(checkDim(*this, getDim(), tensorType(getInput()).getRank())))
-    return failure();
-  return checkSameElementType(*this, getInput(), "input", getOutput(),
-                              "result");
+  return verifyAlongDim(*this, getAxes(), getInput(), getOutput(), getDim());
 }
 
 LogicalResult LocalShardOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  FailureOr<MeshAttr> mesh = lookupMesh(*this, getMeshAttr(), symbols);
-  if (failed(mesh))
-    return failure();
-  FailureOr<int64_t> n = axesProduct(*this, *mesh, axisNames(getAxes()));
-  if (failed(n))
-    return failure();
-  SmallVector<int64_t> expected(tensorType(getInput()).getShape());
-  if (expected[getDim()] % *n != 0)
-    return emitOpError() << "dimension " << getDim() << " of size "
-                         << expected[getDim()]
-                         << " is not divisible by the group size " << *n;
-  expected[getDim()] /= *n;
-  return checkShape(*this, getOutput(), "result", expected);
+  return verifyShrinkingResult(*this, getMeshAttr(), getAxes(), getInput(),
+                               getOutput(), getDim(), symbols);
 }
 
 LogicalResult AllReduceOp::verify() {
@@ -925,12 +921,14 @@ static LogicalResult verifyPeer(Operation *op, FlatSymbolRefAttr meshName,
 
 LogicalResult SendOp::verify() { return success(); }
 LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  return verifyPeer(*this, getMeshAttr(), getAxis(), {getPeer()}, symbols);
+  return verifyPeer(*this, getMeshAttr(), getAxis(), {int64_t(getPeer())},
+                    symbols);
 }
 
 LogicalResult RecvOp::verify() { return success(); }
 LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  return verifyPeer(*this, getMeshAttr(), getAxis(), {getPeer()}, symbols);
+  return verifyPeer(*this, getMeshAttr(), getAxis(), {int64_t(getPeer())},
+                    symbols);
 }
 
 LogicalResult PpermuteOp::verify() {
