@@ -12,7 +12,7 @@ stage by stage with the project's tools, as glimmer-train runs them:
              attach-spmd, materialize-mesh, prepare-cp-inputs, partition-cp,
              autodiff (AdamW), canonicalize, cse
   emit       glimmer-translate --emit-cpp
-  c++        c++ -O2 of the generated program (the driver's flags), up to
+  c++        c++ -O0 of the generated program (the driver's flags), up to
              --cxx-max-layers layers
 Prints seconds per stage and the sizes of the IR and C++.
 """
@@ -39,7 +39,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--layers", default="8,32,128")
     parser.add_argument("--spmd", default="cp=2")
-    parser.add_argument("--cxx-max-layers", type=int, default=32)
+    parser.add_argument("--cxx-max-layers", type=int, default=128)
     args = parser.parse_args()
 
     import torch
@@ -74,7 +74,7 @@ def main():
             lines = sum(1 for _ in open(cpp))
             t_cxx = float("nan")
             if layers <= args.cxx_max_layers:
-                t_cxx = timed(["c++", "-std=c++17", "-O2", "-fPIC", "-shared", "-w",
+                t_cxx = timed(["c++", "-std=c++17", "-O0", "-fPIC", "-shared", "-w",
                                "-I", os.path.join(ROOT, "runtime", "include"),
                                "-I", os.path.join(ROOT, "include"), cpp, "-o", so])
         print(f"{layers:>6}  {t_import:>8.2f}  {t_pipe:>10.2f}  {t_emit:>7.2f}  "

@@ -107,7 +107,11 @@ FailureOr<std::string> compileCpp(MLIRContext &context,
   if (const char *env = std::getenv("GLIMMER_CXX"))
     cxx = env;
   std::vector<std::string> flags = {
-      "-std=c++17", "-O2", "-fPIC", "-shared", "-Wall",
+      // The program is glue: one runtime call per op (the kernels are
+      // compiled, optimized, in the runtime library). -O0 compiles it 8x
+      // faster than -O2 (measured on the reference VLM, 2000 lines: 1.0 s
+      // vs 8.5 s) at no measurable cost per step.
+      "-std=c++17", "-O0", "-fPIC", "-shared", "-Wall",
       "-I" GLIMMER_RT_INCLUDE_DIR, "-I" GLIMMER_INCLUDE_DIR,
       "-L" GLIMMER_RT_LIBRARY_DIR,
       "-Wl,-rpath," GLIMMER_RT_LIBRARY_DIR};
