@@ -516,7 +516,6 @@ void glimmer::checkVisionRows(const CompiledModel &model,
 
 double glimmer::runForward(const CompiledModel &model,
                            const glimmer_rt::SafetensorsFile &data) {
-  checkVisionRows(model, data);
   const CompiledFunction &fn = lookup(model, "forward");
   auto weights = readFile(model.weightsPath);
   std::vector<glimmer_rt::Tensor> inputs;
@@ -524,6 +523,8 @@ double glimmer::runForward(const CompiledModel &model,
     inputs.push_back(slot.role == Slot::Input
                          ? readSlot(data, slot, "the data")
                          : readSlot(*weights, slot, "the weights"));
+  // After binding, so that a mis-shaped batch is reported as such.
+  checkVisionRows(model, data);
   std::vector<glimmer_rt::Tensor> outputs = runOnRanks(model, fn, inputs);
   if (outputs.empty() || outputs[0].numel() != 1)
     throw glimmer_rt::RuntimeError(
@@ -589,16 +590,18 @@ Trainer::StepResult Trainer::step(const glimmer_rt::SafetensorsFile &data,
                                   int64_t gradAccum) {
   if (gradAccum < 1)
     throw glimmer_rt::RuntimeError("--grad-accum must be at least 1");
-  checkVisionRows(model, data);
   const CompiledFunction &grad = lookup(model, "grad_step");
   const CompiledFunction &apply = lookup(model, "apply_step");
+  std::vector<glimmer_rt::Tensor> inputs = bind(grad, &data, {});
+  // After binding, so that a mis-shaped batch is reported as such.
+  checkVisionRows(model, data);
   std::map<std::string, glimmer_rt::Tensor> grads;
   glimmer_rt::Tensor loss;
   for (int64_t micro = 0; micro < gradAccum; ++micro) {
     glimmer_rt::Frame frame;
     // The ranks' partial losses and gradients are summed once here: the
     // one reduction of replicated parameters' gradients.
-    frame.outputs = runOnRanks(model, grad, bind(grad, &data, {}));
+    frame.outputs = runOnRanks(model, grad, inputs);
     // Sum over micro-batches; divided by their number below.
     loss = micro == 0 ? frame.outputs[0]
                       : glimmer_rt::add(loss, frame.outputs[0]);
