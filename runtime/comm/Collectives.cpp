@@ -60,10 +60,5 @@ Tensor glimmer_rt::localShard(const Tensor &x, const Axes &axes, int64_t dim) {
                        " of " + x.describe() +
                        " is not divisible by the group size " +
                        std::to_string(n));
-  int64_t piece = x.dim(dim) / n, index = rank.groupIndex(mesh);
-  std::vector<int64_t> start(x.rank(), 0), stride(x.rank(), 1);
-  std::vector<int64_t> limit(x.shape());
-  start[dim] = index * piece;
-  limit[dim] = (index + 1) * piece;
-  return slice(x, start, limit, stride);
+  return pieceAlong(x, dim, rank.groupIndex(mesh), n);
 }

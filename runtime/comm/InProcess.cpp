@@ -19,6 +19,16 @@ using namespace glimmer_rt;
 
 Communicator::~Communicator() = default;
 
+Tensor glimmer_rt::pieceAlong(const Tensor &x, int64_t dim, int64_t index,
+                              int64_t pieces) {
+  int64_t piece = x.dim(dim) / pieces;
+  std::vector<int64_t> start(x.rank(), 0), stride(x.rank(), 1);
+  std::vector<int64_t> limit(x.shape());
+  start[dim] = index * piece;
+  limit[dim] = (index + 1) * piece;
+  return slice(x, start, limit, stride);
+}
+
 struct InProcessWorld::State {
   struct Rendezvous {
     std::vector<Tensor> slots;
@@ -75,12 +85,7 @@ public:
                          " of " + x.describe() +
                          " is not divisible by the group size " +
                          std::to_string(n));
-    int64_t piece = x.dim(dim) / n, index = indexIn(group);
-    std::vector<int64_t> start(x.rank(), 0), stride(x.rank(), 1);
-    std::vector<int64_t> limit(x.shape());
-    start[dim] = index * piece;
-    limit[dim] = (index + 1) * piece;
-    return slice(total, start, limit, stride);
+    return pieceAlong(total, dim, indexIn(group), n);
   }
 
   Tensor allReduce(const Tensor &x, const Group &group,
@@ -96,15 +101,10 @@ public:
                          " is not divisible by the group size " +
                          std::to_string(n));
     std::vector<Tensor> all = exchange(x, group, "all_to_all");
-    int64_t piece = x.dim(splitDim) / n, index = indexIn(group);
+    int64_t index = indexIn(group);
     std::vector<Tensor> mine;
-    for (const Tensor &t : all) {
-      std::vector<int64_t> start(t.rank(), 0), stride(t.rank(), 1);
-      std::vector<int64_t> limit(t.shape());
-      start[splitDim] = index * piece;
-      limit[splitDim] = (index + 1) * piece;
-      mine.push_back(slice(t, start, limit, stride));
-    }
+    for (const Tensor &t : all)
+      mine.push_back(pieceAlong(t, splitDim, index, n));
     return concat(mine, concatDim);
   }
 

@@ -2,6 +2,7 @@
 
 #include "glimmer_rt/Synthetic.h"
 #include "glimmer_rt/Kernels.h"
+#include "glimmer_rt/Safetensors.h"
 
 #include <cmath>
 
@@ -82,4 +83,17 @@ glimmer_rt::makeSyntheticBatch(const SyntheticConfig &cfg) {
           {"labels", labels},
           {"positions", iota(DType::I64, {cfg.batch, cfg.seqLen}, 1)},
           {"images", pixels}};
+}
+
+void glimmer_rt::writeSyntheticBatch(const SyntheticConfig &cfg,
+                                     const std::string &path) {
+  auto batch = makeSyntheticBatch(cfg);
+  std::vector<TensorView> views;
+  for (const char *name : {"tokens", "labels", "positions", "images"}) {
+    const Tensor &t = batch.at(name);
+    views.push_back({name, t.dtype(), t.shape(), t.raw()});
+  }
+  std::string error;
+  if (!writeSafetensors(path, views, {{"format", "pt"}}, error))
+    throw RuntimeError(error);
 }

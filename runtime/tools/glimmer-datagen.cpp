@@ -71,15 +71,7 @@ int main(int argc, char **argv) {
   if (out.empty())
     return usage("missing -o FILE");
   try {
-    auto batch = makeSyntheticBatch(cfg);
-    std::vector<TensorView> views;
-    for (const char *name : {"tokens", "labels", "positions", "images"}) {
-      const Tensor &t = batch.at(name);
-      views.push_back({name, t.dtype(), t.shape(), t.raw()});
-    }
-    std::string error;
-    if (!writeSafetensors(out, views, {{"format", "pt"}}, error))
-      return usage(error.c_str());
+    writeSyntheticBatch(cfg, out);
   } catch (const RuntimeError &e) {
     return usage(e.what());
   }

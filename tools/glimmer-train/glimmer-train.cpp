@@ -156,21 +156,13 @@ static std::string makeSynthetic(const std::string &spec,
                                      entry + "'");
     *field = value;
   }
-  auto batch = glimmer_rt::makeSyntheticBatch(cfg);
   llvm::sys::fs::create_directories(dir);
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, "synthetic-" +
                                     std::to_string(std::hash<std::string>()(
                                         spec + "/" + std::to_string(seed))) +
                                     ".safetensors");
-  std::vector<glimmer_rt::TensorView> views;
-  for (const char *name : {"tokens", "labels", "positions", "images"}) {
-    const glimmer_rt::Tensor &t = batch.at(name);
-    views.push_back({name, t.dtype(), t.shape(), t.raw()});
-  }
-  std::string error;
-  if (!glimmer_rt::writeSafetensors(std::string(path), views, {}, error))
-    throw glimmer_rt::RuntimeError(error);
+  glimmer_rt::writeSyntheticBatch(cfg, std::string(path));
   return std::string(path);
 }
 
@@ -200,17 +192,8 @@ int main(int argc, char **argv) {
       return fail("--betas must be B1,B2, got '" + betas + "'");
   }
 
-  std::string dir = cacheDir;
-  if (dir.empty()) {
-    if (const char *env = std::getenv("GLIMMER_CACHE_DIR"))
-      dir = env;
-    else {
-      llvm::SmallString<128> tmp;
-      llvm::sys::path::system_temp_directory(true, tmp);
-      llvm::sys::path::append(tmp, "glimmer-cache");
-      dir = std::string(tmp);
-    }
-  }
+  std::string dir = cacheDir.empty() ? glimmer::defaultCacheDir()
+                                     : std::string(cacheDir);
   std::string data = dataPath;
   if (llvm::StringRef(data).starts_with("synthetic:")) {
     try {

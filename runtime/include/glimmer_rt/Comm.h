@@ -24,6 +24,10 @@ namespace glimmer_rt {
 
 using Group = std::vector<int64_t>;
 
+/// Piece `index` of `pieces` equal contiguous pieces of `dim` (the caller
+/// checks divisibility, with its own message).
+Tensor pieceAlong(const Tensor &x, int64_t dim, int64_t index, int64_t pieces);
+
 class Communicator {
 public:
   virtual ~Communicator();

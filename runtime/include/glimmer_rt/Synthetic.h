@@ -41,6 +41,9 @@ struct SyntheticConfig {
 /// images do not fit in the sequence.
 std::map<std::string, Tensor> makeSyntheticBatch(const SyntheticConfig &cfg);
 
+/// makeSyntheticBatch written to `path` as safetensors; throws RuntimeError.
+void writeSyntheticBatch(const SyntheticConfig &cfg, const std::string &path);
+
 } // namespace glimmer_rt
 
 #endif // GLIMMER_RT_SYNTHETIC_H
