@@ -320,7 +320,7 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
     if (!name)
       return;
     model.visionChecks.push_back(
-        {name.getValue().str(), indices.getImageTokenId(),
+        {name.getValue().str(), int64_t(indices.getImageTokenId()),
          cast<RankedTensorType>(gather.getBank().getType()).getDimSize(0)});
   });
   Stopwatch watch;

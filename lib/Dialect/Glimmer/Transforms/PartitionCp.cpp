@@ -24,7 +24,6 @@
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
 namespace glimmer {
@@ -203,7 +202,7 @@ LogicalResult Partitioner::lower(Operation *op) {
       if (seqDim(v) >= 0)
         dim = seqDim(v);
     if (auto s = dyn_cast<SoftmaxOp>(op))
-      if (s.getDim() == dim)
+      if (int64_t(s.getDim()) == dim)
         return fail("softmax across the sequence");
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     for (OpOperand &use : op->getOpOperands()) {
@@ -272,7 +271,7 @@ LogicalResult Partitioner::lower(Operation *op) {
     for (Value v : c.getInputs())
       if (seqDim(v) >= 0)
         d = seqDim(v);
-    if (d == c.getDim())
+    if (d == int64_t(c.getDim()))
       return fail("a concatenation along the sequence");
     for (OpOperand &use : op->getOpOperands()) {
       Value v = conform(use.get(), d, loc);
