@@ -1,7 +1,7 @@
 """The main demo: the bundled reference VLM trained unsharded and under an
 SPMD layout (ranks as threads on the CPU), side by side.
 
-usage: demo.py [--spmd=cp=2] [--steps=10] [--dtype=f32] [--plot=PATH]
+usage: demo.py [--spmd=dp_shard=2,cp=2] [--steps=10] [--dtype=f32] [--plot=PATH]
 
 Runs build/bin/glimmer-train twice on examples/fixtures/reference_vlm.pt
 with the same batch and optimizer, prints a table of per-step loss and
@@ -38,7 +38,7 @@ def train(layout, steps, dtype, metrics):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--spmd", default="cp=2")
+    parser.add_argument("--spmd", default="dp_shard=2,cp=2")
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--dtype", default="f32", choices=["f32", "f64"])
     parser.add_argument("--plot", default="demo-loss.png")

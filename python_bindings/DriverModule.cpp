@@ -85,8 +85,17 @@ std::shared_mutex weightsMutex;
 
 struct TrainerHandle {
   std::shared_ptr<Program> program;
-  std::unique_ptr<glimmer::Trainer> trainer;
+  std::unique_ptr<glimmer_rt::Ranks> ranks;
+  std::unique_ptr<glimmer_rt::Trainer> trainer;
 };
+
+/// @forward of `model` on `data` with the weights in `weightsPath`.
+double runForwardOf(const glimmer::CompiledModel &model,
+                    const std::string &weightsPath,
+                    const glimmer_rt::SafetensorsFile &data) {
+  glimmer_rt::Ranks ranks(model.layout(), glimmer_rt::Backend::CPU);
+  return glimmer_rt::runForward(*model.program, weightsPath, data, ranks);
+}
 
 const char *roleName(glimmer::Slot::Role role) {
   switch (role) {
@@ -210,7 +219,8 @@ double forward(Program &program, const Batch &batch,
     std::unique_lock<std::mutex> lock(program.mutex, std::defer_lock);
     if (!trainer) {
       lock.lock();
-      return glimmer::runForward(program.model, *batch.file);
+      return runForwardOf(program.model, program.model.weightsPath,
+                          *batch.file);
     }
     std::unique_lock<std::mutex> trainerLock;
     if (trainer->program.get() != &program) {
@@ -221,7 +231,8 @@ double forward(Program &program, const Batch &batch,
       lock.lock();
     }
     auto weights = readOrThrow(program.model.weightsPath);
-    const auto &params = trainer->trainer->parameters();
+    const std::map<std::string, glimmer_rt::Tensor> params =
+        trainer->trainer->parameters();
     std::vector<glimmer_rt::TensorView> views;
     for (const glimmer_rt::TensorInfo &info : weights->tensors()) {
       auto it = params.find(info.name);
@@ -235,13 +246,7 @@ double forward(Program &program, const Batch &batch,
     std::string error;
     if (!glimmer_rt::writeSafetensors(scratchPath, views, {}, error))
       throw glimmer_rt::RuntimeError(error);
-    struct Restore {
-      std::string &path;
-      std::string saved;
-      ~Restore() { path = saved; }
-    } restore{program.model.weightsPath, program.model.weightsPath};
-    program.model.weightsPath = scratchPath;
-    return glimmer::runForward(program.model, *batch.file);
+    return runForwardOf(program.model, scratchPath, *batch.file);
   });
 }
 
@@ -251,8 +256,8 @@ std::map<std::string, glimmer_rt::Tensor> initialParameters(Program &program) {
   std::lock_guard<std::mutex> lock(program.mutex);
   auto weights = readOrThrow(program.model.weightsPath);
   std::map<std::string, glimmer_rt::Tensor> out;
-  auto fn = program.model.functions.find("forward");
-  if (fn == program.model.functions.end())
+  auto fn = program.model.info().functions.find("forward");
+  if (fn == program.model.info().functions.end())
     throw glimmer_rt::RuntimeError("the compiled program has no @forward");
   for (const glimmer::Slot &slot : fn->second.arguments) {
     if (slot.role != glimmer::Slot::Parameter)
@@ -341,8 +346,8 @@ PYBIND11_MODULE(_driver, m) {
       .def(
           "slots",
           [](const Program &p, const std::string &function, bool results) {
-            auto it = p.model.functions.find(function);
-            if (it == p.model.functions.end())
+            auto it = p.model.info().functions.find(function);
+            if (it == p.model.info().functions.end())
               throw py::key_error("the compiled program has no @" + function);
             py::list out;
             for (const glimmer::Slot &s :
@@ -358,7 +363,7 @@ PYBIND11_MODULE(_driver, m) {
       .def_property_readonly("functions",
                              [](const Program &p) {
                                std::vector<std::string> names;
-                               for (const auto &entry : p.model.functions)
+                               for (const auto &entry : p.model.info().functions)
                                  names.push_back(entry.first);
                                return names;
                              })
@@ -407,7 +412,7 @@ PYBIND11_MODULE(_driver, m) {
 
   py::class_<TrainerHandle>(m, "Trainer",
                             "Parameters and optimizer state over a program "
-                            "compiled for training (glimmer::Trainer).")
+                            "compiled for training (glimmer_rt::Trainer).")
       .def(py::init([](std::shared_ptr<Program> program) {
              auto handle = std::make_unique<TrainerHandle>();
              handle->program = program;
@@ -415,7 +420,11 @@ PYBIND11_MODULE(_driver, m) {
              std::shared_lock<std::shared_mutex> weightsLock(weightsMutex);
              std::lock_guard<std::mutex> lock(program->mutex);
              handle->trainer = guarded([&] {
-               return std::make_unique<glimmer::Trainer>(program->model);
+               handle->ranks = std::make_unique<glimmer_rt::Ranks>(
+                   program->model.layout(), glimmer_rt::Backend::CPU);
+               return std::make_unique<glimmer_rt::Trainer>(
+                   *program->model.program, program->model.weightsPath,
+                   *handle->ranks);
              });
              return handle;
            }),
@@ -424,7 +433,7 @@ PYBIND11_MODULE(_driver, m) {
       .def(
           "step",
           [](TrainerHandle &t, const Batch &b, int64_t gradAccum) {
-            glimmer::Trainer::StepResult r;
+            glimmer_rt::Trainer::StepResult r;
             {
               py::gil_scoped_release release;
               std::lock_guard<std::mutex> lock(t.program->mutex);

@@ -26,6 +26,7 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <memory>
 #include <optional>
 
 namespace py = pybind11;
@@ -127,6 +128,22 @@ PYBIND11_MODULE(_runtime, m) {
   m.doc() = "Glimmer runtime tensors and CPU kernels (for testing)";
 
   py::register_exception<RuntimeError>(m, "Error", PyExc_ValueError);
+  m.def("built_with_cuda", &builtWithCuda,
+        "Whether the runtime has its CUDA backend");
+  m.def("cuda_device_count", &cudaDeviceCount, "Visible CUDA devices");
+  m.def(
+      "set_current_device",
+      [](const std::string &device) {
+        // Ops without tensor operands (full, constant, iota) create their
+        // result on the calling thread's current device.
+        static thread_local std::unique_ptr<DeviceScope> scope;
+        Device d;
+        if (!parseDevice(device, d))
+          throw py::value_error("unknown device '" + device + "'");
+        scope.reset();
+        scope = std::make_unique<DeviceScope>(d);
+      },
+      py::arg("device"), "Sets the calling thread's current device");
 
   py::enum_<DType>(m, "DType")
       .value("F64", DType::F64)
@@ -164,6 +181,9 @@ it, t.numpy() copies it.)doc")
       .def_buffer([](Tensor &t) -> py::buffer_info {
         if (!t.defined())
           throw py::value_error("undefined tensor has no buffer");
+        if (t.isCuda())
+          throw py::value_error(t.describe() +
+                                " lives on a GPU; copy it with .to('cpu')");
         std::string format = formatOf(t.dtype());
         if (format.empty())
           throw py::value_error(t.describe() +
@@ -193,6 +213,18 @@ it, t.numpy() copies it.)doc")
       .def("view", &Tensor::view, py::arg("shape"))
       .def("clone", &Tensor::clone)
       .def("describe", &Tensor::describe)
+      .def_property_readonly("device",
+                             [](const Tensor &t) { return t.device().str(); })
+      .def(
+          "to",
+          [](const Tensor &t, const std::string &device) {
+            Device d;
+            if (!parseDevice(device, d))
+              throw py::value_error("unknown device '" + device +
+                                    "' (cpu, cuda or cuda:N)");
+            return t.to(d);
+          },
+          py::arg("device"), "This tensor on `device` (a copy unless there)")
       .def("__repr__",
            [](const Tensor &t) { return "<glimmer_rt " + t.describe() + ">"; })
       .def("numpy", [](py::object self) {

@@ -42,10 +42,16 @@ if [ ! -f "$STAMP" ] || ! sha256sum --status -c "$STAMP" 2>/dev/null; then
   sha256sum "$REQ" > "$STAMP"
 fi
 
-# Configure once, then build incrementally.
+# Configure once, then build incrementally. The runtime's CUDA + NCCL
+# backend is compiled and linked when the CUDA toolkit is installed (no GPU
+# is needed to build it).
+CUDA_ARGS=()
+if [ -x /usr/local/cuda/bin/nvcc ]; then
+  CUDA_ARGS=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+fi
 if [ ! -f "$BUILD/build.ninja" ]; then
   log "configuring $BUILD"
-  cmake -G Ninja -S "$ROOT" -B "$BUILD" \
+  cmake -G Ninja -S "$ROOT" -B "$BUILD" "${CUDA_ARGS[@]}" \
     -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \

@@ -25,7 +25,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.glimmer_tools_dir, append_path=True)
 
 tool_dirs = [config.glimmer_tools_dir, config.llvm_tools_dir]
-tools = ["glimmer-opt", "glimmer-datagen"]
+tools = ["glimmer-opt", "glimmer-datagen", "glimmer-run"]
 if config.glimmer_torch_enabled:
     tools.extend(["glimmer-translate", "glimmer-train", "glimmer-gradcheck"])
     config.available_features.add("torch")

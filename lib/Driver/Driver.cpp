@@ -258,21 +258,7 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
           << "invalid SPMD layout '" << options.spmd << "': " << error;
       return failure();
     }
-    for (MeshAxis axis : {MeshAxis::DpReplicate, MeshAxis::DpShard,
-                          MeshAxis::Tp, MeshAxis::Pp})
-      if (layout->degree(axis) != 1) {
-        emitError(UnknownLoc::get(&context))
-            << "the '" << meshAxisName(axis)
-            << "' axis is not supported by the partitioner yet (only cp is)";
-        return failure();
-      }
-    GlimmerAttachSpmdOptions attach;
-    attach.layout = options.spmd;
-    pm.addPass(createGlimmerAttachSpmd(attach));
-    pm.addPass(createGlimmerMaterializeMesh());
-    pm.addPass(createGlimmerPrepareCpInputs());
-    pm.addPass(createGlimmerPartitionCp());
-    pm.addPass(createCanonicalizerPass());
+    buildSpmdPipeline(pm, options.spmd);
   }
   if (options.train) {
     GlimmerAutodiffOptions ad;
@@ -287,6 +273,8 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }
+  if (!options.spmd.empty())
+    buildPostAutodiffPipeline(pm);
   if (failed(pm.run(*model.module)))
     return failure();
   return compileModule(context, std::move(model.module), cacheDir,
@@ -301,8 +289,10 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
   CompiledModel model;
   model.module = std::move(module);
   model.weightsPath = std::move(weightsPath);
+  // The manifest: what the runtime needs to bind and run the program.
+  glimmer_rt::ProgramInfo info;
   if (SpmdAttr spmd = getRecordedSpmd(*model.module))
-    model.layout = spmd.getLayout();
+    info.layout = spmd.getLayout();
   model.module->walk([&](VisionGatherOp gather) {
     auto indices = gather.getIndices().getDefiningOp<VisionBankIndicesOp>();
     for (Operation *op = gather.getIndices().getDefiningOp();
@@ -319,39 +309,12 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
                      : StringAttr();
     if (!name)
       return;
-    model.visionChecks.push_back(
+    info.visionChecks.push_back(
         {name.getValue().str(), int64_t(indices.getImageTokenId()),
          cast<RankedTensorType>(gather.getBank().getType()).getDimSize(0)});
   });
-  Stopwatch watch;
-  DriverOptions options;
-  options.progress = progress;
-  llvm::raw_string_ostream os(model.cppSource);
-  if (failed(emitCpp(*model.module, os)))
-    return failure();
-  if (options.progress)
-    options.progress("lowered to C++ (" +
-                     std::to_string(llvm::count(model.cppSource, '\n')) +
-                     " lines) in " + fixed(watch.seconds()) + " s");
-
-  FailureOr<std::string> so =
-      compileCpp(context, model.cppSource, cacheDir, options);
-  if (failed(so))
-    return failure();
-  model.libraryPath = *so;
-  std::string error;
-  model.program = glimmer_rt::LoadedProgram::load(*so, error);
-  if (!model.program) {
-    emitError(UnknownLoc::get(&context)) << error;
-    return failure();
-  }
   for (auto func : model.module->getOps<func::FuncOp>()) {
-    CompiledFunction fn;
-    fn.entry = model.program->entry(func.getName().str(), error);
-    if (!fn.entry) {
-      emitError(func.getLoc()) << error;
-      return failure();
-    }
+    glimmer_rt::Function fn;
     auto toSlot = [&](DictionaryAttr attrs, Type type) -> FailureOr<Slot> {
       Slot slot;
       static const std::pair<const char *, Slot::Role> roles[] = {
@@ -369,7 +332,15 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
           }
         if (attrs.get("glimmer.step"))
           slot.role = Slot::Step;
-        slot.partial = bool(attrs.get("glimmer.partial"));
+        if (attrs.get("glimmer.partial"))
+          return func.emitError()
+                 << "a result is still a per-rank partial sum after the "
+                    "pipeline (glimmer-reduce-partials did not run)";
+        if (auto dim = attrs.getAs<IntegerAttr>("glimmer.sharded_dim"))
+          slot.shardedDim = dim.getInt();
+        if (auto axes = attrs.getAs<ArrayAttr>("glimmer.sharded_axes"))
+          for (Attribute a : axes)
+            slot.shardedAxes.push_back(cast<StringAttr>(a).getValue().str());
       }
       auto tensor = cast<RankedTensorType>(type);
       auto dtype = dtypeOf(tensor.getElementType());
@@ -391,299 +362,31 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
         return failure();
       fn.results.push_back(*slot);
     }
-    model.functions[func.getName().str()] = std::move(fn);
+    info.functions[func.getName().str()] = std::move(fn);
+  }
+
+  Stopwatch watch;
+  DriverOptions options;
+  options.progress = progress;
+  llvm::raw_string_ostream os(model.cppSource);
+  if (failed(emitCpp(*model.module, os)))
+    return failure();
+  os << glimmer_rt::manifestFunctionSource(info.toManifest());
+  if (options.progress)
+    options.progress("lowered to C++ (" +
+                     std::to_string(llvm::count(model.cppSource, '\n')) +
+                     " lines) in " + fixed(watch.seconds()) + " s");
+
+  FailureOr<std::string> so =
+      compileCpp(context, model.cppSource, cacheDir, options);
+  if (failed(so))
+    return failure();
+  model.libraryPath = *so;
+  std::string error;
+  model.program = glimmer_rt::CompiledProgram::load(*so, error);
+  if (!model.program) {
+    emitError(UnknownLoc::get(&context)) << error;
+    return failure();
   }
   return model;
-}
-
-//===----------------------------------------------------------------------===//
-// Running
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-/// Reads `name` from `file` as `slot` expects (converting floating-point
-/// precision), or throws.
-glimmer_rt::Tensor readSlot(const glimmer_rt::SafetensorsFile &file,
-                            const Slot &slot, const char *what) {
-  const glimmer_rt::TensorInfo *info = file.find(slot.name);
-  if (!info)
-    throw glimmer_rt::RuntimeError(std::string(what) + " has no tensor '" +
-                                   slot.name + "'");
-  if (info->shape != slot.shape)
-    throw glimmer_rt::RuntimeError(
-        "tensor '" + slot.name + "' has shape " +
-        glimmer_rt::shapeString(info->shape) +
-        " but the program was compiled for " +
-        glimmer_rt::shapeString(slot.shape));
-  if (glimmer_rt::isFloating(slot.dtype) !=
-      glimmer_rt::isFloating(info->dtype))
-    throw glimmer_rt::RuntimeError(
-        "tensor '" + slot.name + "' has dtype " +
-        std::string(glimmer_rt::dtypeName(info->dtype)) +
-        " but the program expects " +
-        std::string(glimmer_rt::dtypeName(slot.dtype)));
-  glimmer_rt::Tensor t = glimmer_rt::readTensor(file, *info);
-  return t.dtype() == slot.dtype ? t : glimmer_rt::convert(t, slot.dtype);
-}
-
-std::unique_ptr<glimmer_rt::SafetensorsFile> readFile(const std::string &path) {
-  std::string error;
-  auto file = glimmer_rt::SafetensorsFile::read(path, error);
-  if (!file)
-    throw glimmer_rt::RuntimeError(error);
-  return file;
-}
-
-const CompiledFunction &lookup(const CompiledModel &model,
-                               const std::string &name) {
-  auto it = model.functions.find(name);
-  if (it == model.functions.end())
-    throw glimmer_rt::RuntimeError("the compiled program has no @" + name +
-                                   (name == "forward"
-                                        ? ""
-                                        : " (was it compiled for training?)"));
-  return it->second;
-}
-
-} // namespace
-
-std::vector<glimmer_rt::Tensor>
-glimmer::runOnRanks(const CompiledModel &model, const CompiledFunction &fn,
-                    const std::vector<glimmer_rt::Tensor> &inputs) {
-  int64_t n = model.layout.worldSize();
-  if (n == 1) {
-    glimmer_rt::Frame frame;
-    frame.inputs = inputs;
-    fn.entry(frame);
-    return frame.outputs;
-  }
-  glimmer_rt::InProcessWorld world(n);
-  std::vector<glimmer_rt::Frame> frames(n);
-  std::vector<std::string> errors(n);
-  std::vector<std::thread> threads;
-  for (int64_t r = 0; r < n; ++r)
-    threads.emplace_back([&, r] {
-      glimmer_rt::RankScope rank(
-          glimmer_rt::RankContext::forRank(model.layout, r));
-      auto comm = world.communicator(r);
-      glimmer_rt::CommScope scope(*comm);
-      frames[r].inputs = inputs;
-      try {
-        fn.entry(frames[r]);
-      } catch (const std::exception &e) {
-        errors[r] = e.what();
-        world.abort("rank " + std::to_string(r) + " failed");
-      }
-    });
-  for (std::thread &t : threads)
-    t.join();
-  // Report the failure that caused the others, not their aborts.
-  for (int pass = 0; pass < 2; ++pass)
-    for (int64_t r = 0; r < n; ++r)
-      if (!errors[r].empty() &&
-          (pass == 1 || errors[r].find("aborted") == std::string::npos))
-        throw glimmer_rt::RuntimeError("rank " + std::to_string(r) + ": " +
-                                       errors[r]);
-  std::vector<glimmer_rt::Tensor> results = frames[0].outputs;
-  for (size_t i = 0; i < results.size() && i < fn.results.size(); ++i)
-    if (fn.results[i].partial)
-      for (int64_t r = 1; r < n; ++r)
-        results[i] = glimmer_rt::add(results[i], frames[r].outputs[i]);
-  return results;
-}
-
-void glimmer::checkVisionRows(const CompiledModel &model,
-                              const glimmer_rt::SafetensorsFile &data) {
-  for (const VisionMergeCheck &check : model.visionChecks) {
-    const glimmer_rt::TensorInfo *info = data.find(check.tokensInput);
-    if (!info || glimmer_rt::isFloating(info->dtype))
-      continue;
-    glimmer_rt::Tensor tokens = glimmer_rt::convert(
-        glimmer_rt::readTensor(data, *info), glimmer_rt::DType::I64);
-    int64_t count = 0;
-    for (int64_t i = 0; i < tokens.numel(); ++i)
-      count += tokens.data<int64_t>()[i] == check.imageTokenId;
-    if (count != check.bankRows)
-      throw glimmer_rt::RuntimeError(
-          "the batch has " + std::to_string(count) + " image tokens (id " +
-          std::to_string(check.imageTokenId) + " in '" + check.tokensInput +
-          "') but the vision encoder produces " +
-          std::to_string(check.bankRows) +
-          " rows: every image token must take exactly one vision row");
-  }
-}
-
-double glimmer::runForward(const CompiledModel &model,
-                           const glimmer_rt::SafetensorsFile &data) {
-  const CompiledFunction &fn = lookup(model, "forward");
-  auto weights = readFile(model.weightsPath);
-  std::vector<glimmer_rt::Tensor> inputs;
-  for (const Slot &slot : fn.arguments)
-    inputs.push_back(slot.role == Slot::Input
-                         ? readSlot(data, slot, "the data")
-                         : readSlot(*weights, slot, "the weights"));
-  // After binding, so that a mis-shaped batch is reported as such.
-  checkVisionRows(model, data);
-  std::vector<glimmer_rt::Tensor> outputs = runOnRanks(model, fn, inputs);
-  if (outputs.empty() || outputs[0].numel() != 1)
-    throw glimmer_rt::RuntimeError(
-        "the model's forward does not return a scalar loss");
-  return outputs[0].item(0);
-}
-
-Trainer::Trainer(const CompiledModel &model) : model(model) {
-  const CompiledFunction &grad = lookup(model, "grad_step");
-  const CompiledFunction &apply = lookup(model, "apply_step");
-  auto weights = readFile(model.weightsPath);
-  for (const Slot &slot : grad.arguments) {
-    if (slot.role == Slot::Parameter)
-      params[slot.name] = readSlot(*weights, slot, "the weights");
-    else if (slot.role == Slot::Buffer)
-      buffers[slot.name] = readSlot(*weights, slot, "the weights");
-  }
-  for (const Slot &slot : apply.arguments) {
-    if (slot.role == Slot::ExpAvg)
-      expAvg[slot.name] = glimmer_rt::full(slot.dtype, slot.shape, 0.0);
-    else if (slot.role == Slot::ExpAvgSq)
-      expAvgSq[slot.name] = glimmer_rt::full(slot.dtype, slot.shape, 0.0);
-  }
-}
-
-std::vector<glimmer_rt::Tensor>
-Trainer::bind(const CompiledFunction &fn,
-              const glimmer_rt::SafetensorsFile *data,
-              const std::map<std::string, glimmer_rt::Tensor> &grads) const {
-  std::vector<glimmer_rt::Tensor> inputs;
-  for (const Slot &slot : fn.arguments) {
-    switch (slot.role) {
-    case Slot::Input:
-      inputs.push_back(readSlot(*data, slot, "the data"));
-      break;
-    case Slot::Parameter:
-      inputs.push_back(params.at(slot.name));
-      break;
-    case Slot::Buffer:
-      inputs.push_back(buffers.at(slot.name));
-      break;
-    case Slot::Grad:
-      inputs.push_back(grads.at(slot.name));
-      break;
-    case Slot::ExpAvg:
-      inputs.push_back(expAvg.at(slot.name));
-      break;
-    case Slot::ExpAvgSq:
-      inputs.push_back(expAvgSq.at(slot.name));
-      break;
-    case Slot::Step:
-      inputs.push_back(
-          glimmer_rt::full(glimmer_rt::DType::I64, {}, double(steps + 1)));
-      break;
-    case Slot::Other:
-      throw glimmer_rt::RuntimeError("a compiled argument has no name");
-    }
-  }
-  return inputs;
-}
-
-Trainer::StepResult Trainer::step(const glimmer_rt::SafetensorsFile &data,
-                                  int64_t gradAccum) {
-  if (gradAccum < 1)
-    throw glimmer_rt::RuntimeError("--grad-accum must be at least 1");
-  const CompiledFunction &grad = lookup(model, "grad_step");
-  const CompiledFunction &apply = lookup(model, "apply_step");
-  std::vector<glimmer_rt::Tensor> inputs = bind(grad, &data, {});
-  // After binding, so that a mis-shaped batch is reported as such.
-  checkVisionRows(model, data);
-  std::map<std::string, glimmer_rt::Tensor> grads;
-  glimmer_rt::Tensor loss;
-  for (int64_t micro = 0; micro < gradAccum; ++micro) {
-    glimmer_rt::Frame frame;
-    // The ranks' partial losses and gradients are summed once here: the
-    // one reduction of replicated parameters' gradients.
-    frame.outputs = runOnRanks(model, grad, inputs);
-    // Sum over micro-batches; divided by their number below.
-    loss = micro == 0 ? frame.outputs[0]
-                      : glimmer_rt::add(loss, frame.outputs[0]);
-    for (size_t i = 1; i < grad.results.size(); ++i) {
-      const std::string &name = grad.results[i].name;
-      auto it = grads.find(name);
-      if (it == grads.end())
-        grads[name] = frame.outputs[i];
-      else
-        it->second = glimmer_rt::add(it->second, frame.outputs[i]);
-    }
-  }
-  if (gradAccum > 1) {
-    auto scaled = [&](const glimmer_rt::Tensor &t) {
-      return glimmer_rt::div(
-          t, glimmer_rt::full(t.dtype(), t.shape(), double(gradAccum)));
-    };
-    loss = scaled(loss);
-    for (auto &[name, g] : grads)
-      g = scaled(g);
-  }
-  glimmer_rt::Frame frame;
-  frame.inputs = bind(apply, nullptr, grads);
-  apply.entry(frame);
-  for (size_t i = 1; i < apply.results.size(); ++i) {
-    const Slot &slot = apply.results[i];
-    auto &target = slot.role == Slot::Parameter ? params
-                   : slot.role == Slot::ExpAvg  ? expAvg
-                                                : expAvgSq;
-    target[slot.name] = frame.outputs[i];
-  }
-  ++steps;
-  return {steps, loss.item(0), frame.outputs[0].item(0)};
-}
-
-void Trainer::save(const std::string &path) const {
-  std::vector<glimmer_rt::TensorView> views;
-  auto add = [&](const std::string &prefix,
-                 const std::map<std::string, glimmer_rt::Tensor> &tensors) {
-    for (const auto &[name, t] : tensors)
-      views.push_back({prefix + name, t.dtype(), t.shape(), t.raw()});
-  };
-  add("", params);
-  add("optimizer.exp_avg.", expAvg);
-  add("optimizer.exp_avg_sq.", expAvgSq);
-  std::string error;
-  if (!glimmer_rt::writeSafetensors(path, views,
-                                    {{"format", "pt"},
-                                     {"glimmer.step", std::to_string(steps)}},
-                                    error))
-    throw glimmer_rt::RuntimeError(error);
-}
-
-void Trainer::resume(const std::string &path) {
-  auto file = readFile(path);
-  auto it = file->metadata().find("glimmer.step");
-  if (it == file->metadata().end())
-    throw glimmer_rt::RuntimeError("'" + path +
-                                   "' is not a glimmer checkpoint (no "
-                                   "glimmer.step metadata)");
-  auto load = [&](const std::string &prefix,
-                  std::map<std::string, glimmer_rt::Tensor> &tensors) {
-    for (auto &[name, t] : tensors) {
-      Slot slot;
-      slot.name = prefix + name;
-      slot.dtype = t.dtype();
-      slot.shape = t.shape();
-      const glimmer_rt::TensorInfo *info = file->find(slot.name);
-      if (!info)
-        throw glimmer_rt::RuntimeError("checkpoint '" + path +
-                                       "' has no tensor '" + slot.name + "'");
-      if (info->dtype != t.dtype())
-        throw glimmer_rt::RuntimeError(
-            "checkpoint tensor '" + slot.name + "' is " +
-            std::string(glimmer_rt::dtypeName(info->dtype)) +
-            " but the program runs in " +
-            std::string(glimmer_rt::dtypeName(t.dtype())));
-      t = readSlot(*file, slot, "the checkpoint");
-    }
-  };
-  load("", params);
-  load("optimizer.exp_avg.", expAvg);
-  load("optimizer.exp_avg_sq.", expAvgSq);
-  steps = std::stoll(it->second);
 }

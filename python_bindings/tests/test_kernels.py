@@ -6,8 +6,14 @@ kernels against torch.autograd. Run from the repository root:
 
     PYTHONPATH=build/python .venv/bin/python -m pytest -q \
         python_bindings/tests/test_kernels.py
+
+With GLIMMER_TEST_DEVICE=cuda (or cuda:N) the same tests run the CUDA
+backend's kernels: every operand is copied to the GPU before the call and
+every result back to the host after it (integration_test/cuda runs this on
+the GPU machine).
 """
 
+import os
 import threading
 
 import numpy as np
@@ -17,6 +23,57 @@ torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402
 
 from glimmer import _runtime as rt  # noqa: E402
+
+
+class _OnDevice:
+    """glimmer._runtime with every kernel run on `device`: array and tensor
+    operands (also inside lists) move there, results come back to the host.
+    Types, enums and constants pass through unchanged."""
+
+    def __init__(self, module, device):
+        self._module = module
+        self._device = device
+        # full/constant/iota have no operand to take the device from.
+        module.set_current_device(device)
+
+    def _move(self, a):
+        if isinstance(a, np.ndarray):
+            # np.array keeps 0-d arrays 0-d (ascontiguousarray would not).
+            return self._module.Tensor(np.array(a, order="C")).to(self._device)
+        if isinstance(a, self._module.Tensor):
+            return a.to(self._device)
+        if isinstance(a, list):
+            return [self._move(x) for x in a]
+        return a
+
+    def _back(self, r):
+        if isinstance(r, self._module.Tensor):
+            return r.to("cpu")
+        if isinstance(r, tuple):
+            return tuple(self._back(x) for x in r)
+        return r
+
+    def __getattr__(self, name):
+        attr = getattr(self._module, name)
+        if isinstance(attr, type) or not callable(attr):
+            return attr
+
+        def call(*args, **kwargs):
+            args = [self._move(a) for a in args]
+            kwargs = {k: self._move(v) for k, v in kwargs.items()}
+            return self._back(attr(*args, **kwargs))
+
+        # One wrapper per name, so `op is rt.pow` holds as for the module.
+        setattr(self, name, call)
+        return call
+
+
+DEVICE = os.environ.get("GLIMMER_TEST_DEVICE", "cpu")
+if DEVICE != "cpu":
+    if rt.cuda_device_count() == 0:
+        pytest.skip(f"GLIMMER_TEST_DEVICE={DEVICE} but no CUDA device is "
+                    "visible", allow_module_level=True)
+    rt = _OnDevice(rt, DEVICE)
 
 FLOATS = [np.float64, np.float32]
 TOL = {

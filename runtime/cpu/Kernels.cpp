@@ -20,8 +20,29 @@
 #include <limits>
 #include <type_traits>
 
+#ifdef GLIMMER_RT_HAVE_CUDA
+#include "../cuda/CudaBackend.h"
+// Kernels run where their operands live: a GPU operand sends the call to
+// the CUDA backend, which checks that all operands share its device.
+#define GLIMMER_CUDA_CALL(fn, ...) return cuda::fn(__VA_ARGS__)
+#else
+#define GLIMMER_CUDA_CALL(fn, ...)                                             \
+  throw RuntimeError("this runtime was built without the CUDA backend")
+#endif
+
 namespace glimmer_rt {
 namespace {
+
+template <typename... Ts> bool onCuda(const Ts &...ts) {
+  return (ts.isCuda() || ...);
+}
+
+bool anyOnCuda(const std::vector<Tensor> &ts) {
+  for (const Tensor &t : ts)
+    if (t.isCuda())
+      return true;
+  return false;
+}
 
 //===----------------------------------------------------------------------===//
 // Checks
@@ -480,6 +501,8 @@ constexpr double kTwoOverSqrtPi = 1.12837916709551257390; // 2/sqrt(pi)
 //===----------------------------------------------------------------------===//
 
 Tensor full(DType dtype, const Shape &shape, double value) {
+  if (currentDevice().isCuda())
+    GLIMMER_CUDA_CALL(full, currentDevice(), dtype, shape, value);
   Tensor t(dtype, shape);
   fillWith(t, value);
   return t;
@@ -487,6 +510,8 @@ Tensor full(DType dtype, const Shape &shape, double value) {
 
 Tensor constant(DType dtype, const Shape &shape,
                 const std::vector<double> &values) {
+  if (currentDevice().isCuda())
+    GLIMMER_CUDA_CALL(constant, currentDevice(), dtype, shape, values);
   Tensor t(dtype, shape);
   check(int64_t(values.size()) == t.numel(), "constant",
         std::to_string(values.size()) + " values for shape " +
@@ -498,6 +523,8 @@ Tensor constant(DType dtype, const Shape &shape,
 }
 
 Tensor iota(DType dtype, const Shape &shape, int64_t dim) {
+  if (currentDevice().isCuda())
+    GLIMMER_CUDA_CALL(iota, currentDevice(), dtype, shape, dim);
   requireDim("iota", dim, int64_t(shape.size()));
   Tensor t(dtype, shape);
   Around a = around(shape, dim);
@@ -514,6 +541,8 @@ Tensor iota(DType dtype, const Shape &shape, int64_t dim) {
 //===----------------------------------------------------------------------===//
 
 Tensor neg(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(neg, x);
   requireDefined("neg", x, "input");
   return dispatchNumeric("neg", x, "input", [&](auto tag) {
     using T = decltype(tag);
@@ -527,39 +556,57 @@ Tensor neg(const Tensor &x) {
 }
 
 Tensor exp(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(exp, x);
   return unaryFloat("exp", x, [](auto v) { return std::exp(v); });
 }
 Tensor log(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(log, x);
   return unaryFloat("log", x, [](auto v) { return std::log(v); });
 }
 Tensor sqrt(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(sqrt, x);
   return unaryFloat("sqrt", x, [](auto v) { return std::sqrt(v); });
 }
 Tensor rsqrt(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(rsqrt, x);
   return unaryFloat("rsqrt", x, [](auto v) {
     using T = decltype(v);
     return T(1) / std::sqrt(v);
   });
 }
 Tensor tanh(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(tanh, x);
   return unaryFloat("tanh", x, [](auto v) { return std::tanh(v); });
 }
 Tensor erf(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(erf, x);
   return unaryFloat("erf", x, [](auto v) { return std::erf(v); });
 }
 Tensor sigmoid(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(sigmoid, x);
   return unaryFloat("sigmoid", x, [](auto v) {
     using T = decltype(v);
     return T(1) / (T(1) + std::exp(-v));
   });
 }
 Tensor silu(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(silu, x);
   return unaryFloat("silu", x, [](auto v) {
     using T = decltype(v);
     return v / (T(1) + std::exp(-v));
   });
 }
 Tensor relu(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(relu, x);
   requireDefined("relu", x, "input");
   return dispatchNumeric("relu", x, "input", [&](auto tag) {
     using T = decltype(tag);
@@ -572,13 +619,19 @@ Tensor relu(const Tensor &x) {
   });
 }
 Tensor sin(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(sin, x);
   return unaryFloat("sin", x, [](auto v) { return std::sin(v); });
 }
 Tensor cos(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(cos, x);
   return unaryFloat("cos", x, [](auto v) { return std::cos(v); });
 }
 
 Tensor gelu(const Tensor &x, bool tanhApproximation) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(gelu, x, tanhApproximation);
   if (tanhApproximation)
     // PyTorch: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
     return unaryFloat("gelu", x, [](auto v) {
@@ -595,19 +648,27 @@ Tensor gelu(const Tensor &x, bool tanhApproximation) {
 }
 
 Tensor add(const Tensor &a, const Tensor &b) {
+  if (onCuda(a, b))
+    GLIMMER_CUDA_CALL(add, a, b);
   return binaryNumeric("add", a, b,
                        [](auto x, auto y) { return wrapAdd(x, y); });
 }
 Tensor sub(const Tensor &a, const Tensor &b) {
+  if (onCuda(a, b))
+    GLIMMER_CUDA_CALL(sub, a, b);
   return binaryNumeric("sub", a, b,
                        [](auto x, auto y) { return wrapSub(x, y); });
 }
 Tensor mul(const Tensor &a, const Tensor &b) {
+  if (onCuda(a, b))
+    GLIMMER_CUDA_CALL(mul, a, b);
   return binaryNumeric("mul", a, b,
                        [](auto x, auto y) { return wrapMul(x, y); });
 }
 
 Tensor div(const Tensor &a, const Tensor &b) {
+  if (onCuda(a, b))
+    GLIMMER_CUDA_CALL(div, a, b);
   return binaryNumeric("div", a, b, [](auto x, auto y) {
     using T = decltype(x);
     if constexpr (std::is_integral_v<T>) {
@@ -623,6 +684,8 @@ Tensor div(const Tensor &a, const Tensor &b) {
 }
 
 Tensor max(const Tensor &a, const Tensor &b) {
+  if (onCuda(a, b))
+    GLIMMER_CUDA_CALL(max, a, b);
   // NaN propagates, as torch.maximum.
   return binaryNumeric("max", a, b, [](auto x, auto y) {
     if (isNan(x) || isNan(y))
@@ -631,6 +694,8 @@ Tensor max(const Tensor &a, const Tensor &b) {
   });
 }
 Tensor min(const Tensor &a, const Tensor &b) {
+  if (onCuda(a, b))
+    GLIMMER_CUDA_CALL(min, a, b);
   return binaryNumeric("min", a, b, [](auto x, auto y) {
     if (isNan(x) || isNan(y))
       return isNan(x) ? x : y;
@@ -639,6 +704,8 @@ Tensor min(const Tensor &a, const Tensor &b) {
 }
 
 Tensor pow(const Tensor &a, const Tensor &b) {
+  if (onCuda(a, b))
+    GLIMMER_CUDA_CALL(pow, a, b);
   return binaryNumeric("pow", a, b, [](auto x, auto y) {
     using T = decltype(x);
     if constexpr (std::is_integral_v<T>) {
@@ -658,6 +725,8 @@ Tensor pow(const Tensor &a, const Tensor &b) {
 }
 
 Tensor compare(CompareDir dir, const Tensor &a, const Tensor &b) {
+  if (onCuda(a, b))
+    GLIMMER_CUDA_CALL(compare, dir, a, b);
   requireDefined("compare", a, "lhs");
   requireLike("compare", b, "rhs", a, "lhs");
   return dispatchComparable("compare", a, "operands", [&](auto tag) {
@@ -696,6 +765,8 @@ Tensor compare(CompareDir dir, const Tensor &a, const Tensor &b) {
 }
 
 Tensor select(const Tensor &cond, const Tensor &a, const Tensor &b) {
+  if (onCuda(cond, a, b))
+    GLIMMER_CUDA_CALL(select, cond, a, b);
   requireDefined("select", cond, "condition");
   requireDefined("select", a, "on_true");
   requireLike("select", b, "on_false", a, "on_true");
@@ -714,6 +785,8 @@ Tensor select(const Tensor &cond, const Tensor &a, const Tensor &b) {
 }
 
 Tensor convert(const Tensor &x, DType dtype) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(convert, x, dtype);
   requireDefined("convert", x, "input");
   check(dtypeSize(dtype) != 0, "convert", "unknown result type");
   Tensor y(dtype, x.shape());
@@ -733,6 +806,8 @@ Tensor convert(const Tensor &x, DType dtype) {
 
 Tensor reduce(Reduction kind, const Tensor &x, const std::vector<int64_t> &dims,
               bool keepDims) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(reduce, kind, x, dims, keepDims);
   const char *op = "reduce";
   requireDefined(op, x, "input");
   check(!dims.empty(), op, "expects at least one dimension to reduce");
@@ -810,6 +885,8 @@ Tensor reduce(Reduction kind, const Tensor &x, const std::vector<int64_t> &dims,
 }
 
 Tensor cumsum(const Tensor &x, int64_t dim) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(cumsum, x, dim);
   requireDefined("cumsum", x, "input");
   requireDim("cumsum", dim, x.rank());
   Around a = around(x.shape(), dim);
@@ -832,6 +909,8 @@ Tensor cumsum(const Tensor &x, int64_t dim) {
 }
 
 Tensor softmax(const Tensor &x, int64_t dim) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(softmax, x, dim);
   requireFloat("softmax", x, "input");
   requireDim("softmax", dim, x.rank());
   Around a = around(x.shape(), dim);
@@ -860,6 +939,8 @@ Tensor softmax(const Tensor &x, int64_t dim) {
 }
 
 Tensor softmaxGrad(const Tensor &grad, const Tensor &y, int64_t dim) {
+  if (onCuda(grad, y))
+    GLIMMER_CUDA_CALL(softmaxGrad, grad, y, dim);
   requireFloat("softmax_grad", y, "output value");
   requireLike("softmax_grad", grad, "grad", y, "output value");
   requireDim("softmax_grad", dim, y.rank());
@@ -898,6 +979,8 @@ Tensor reshape(const Tensor &x, const Shape &shape) {
 }
 
 Tensor transpose(const Tensor &x, const std::vector<int64_t> &perm) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(transpose, x, perm);
   const char *op = "transpose";
   requireDefined(op, x, "input");
   check(int64_t(perm.size()) == x.rank(), op,
@@ -922,6 +1005,8 @@ Tensor transpose(const Tensor &x, const std::vector<int64_t> &perm) {
 
 Tensor broadcastInDim(const Tensor &x, const Shape &shape,
                       const std::vector<int64_t> &dims) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(broadcastInDim, x, shape, dims);
   const char *op = "broadcast_in_dim";
   requireDefined(op, x, "input");
   check(int64_t(dims.size()) == x.rank(), op,
@@ -954,6 +1039,8 @@ Tensor broadcastInDim(const Tensor &x, const Shape &shape,
 Tensor slice(const Tensor &x, const std::vector<int64_t> &start,
              const std::vector<int64_t> &limit,
              const std::vector<int64_t> &stride) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(slice, x, start, limit, stride);
   const char *op = "slice";
   requireDefined(op, x, "input");
   size_t r = size_t(x.rank());
@@ -985,6 +1072,8 @@ Tensor slice(const Tensor &x, const std::vector<int64_t> &start,
 }
 
 Tensor concat(const std::vector<Tensor> &inputs, int64_t dim) {
+  if (anyOnCuda(inputs))
+    GLIMMER_CUDA_CALL(concat, inputs, dim);
   const char *op = "concat";
   check(!inputs.empty(), op, "expects at least one input");
   const Tensor &first = inputs.front();
@@ -1020,6 +1109,8 @@ Tensor concat(const std::vector<Tensor> &inputs, int64_t dim) {
 
 Tensor pad(const Tensor &x, const std::vector<int64_t> &low,
            const std::vector<int64_t> &high, double value) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(pad, x, low, high, value);
   const char *op = "pad";
   requireDefined(op, x, "input");
   size_t r = size_t(x.rank());
@@ -1049,6 +1140,8 @@ Tensor pad(const Tensor &x, const std::vector<int64_t> &low,
 //===----------------------------------------------------------------------===//
 
 Tensor embedding(const Tensor &table, const Tensor &ids) {
+  if (onCuda(table, ids))
+    GLIMMER_CUDA_CALL(embedding, table, ids);
   const char *op = "embedding";
   requireDefined(op, table, "table");
   requireRank(op, table, "a [V, D] table", 2);
@@ -1073,6 +1166,8 @@ Tensor embedding(const Tensor &table, const Tensor &ids) {
 
 Tensor embeddingGrad(const Tensor &grad, const Tensor &ids,
                      int64_t numEmbeddings) {
+  if (onCuda(grad, ids))
+    GLIMMER_CUDA_CALL(embeddingGrad, grad, ids, numEmbeddings);
   const char *op = "embedding_grad";
   requireFloat(op, grad, "grad");
   std::vector<int64_t> idv = indexValues(op, ids, "ids");
@@ -1103,6 +1198,8 @@ Tensor embeddingGrad(const Tensor &grad, const Tensor &ids,
 }
 
 Tensor linear(const Tensor &x, const Tensor &w, const Tensor &bias) {
+  if (onCuda(x, w, bias))
+    GLIMMER_CUDA_CALL(linear, x, w, bias);
   const char *op = "linear";
   requireFloat(op, x, "input");
   check(x.rank() >= 1, op, "expects an input of rank >= 1");
@@ -1144,6 +1241,8 @@ Tensor linear(const Tensor &x, const Tensor &w, const Tensor &bias) {
 
 Tensor matmul(const Tensor &a, const Tensor &b, bool transposeA,
               bool transposeB) {
+  if (onCuda(a, b))
+    GLIMMER_CUDA_CALL(matmul, a, b, transposeA, transposeB);
   const char *op = "matmul";
   requireFloat(op, a, "lhs");
   requireDefined(op, b, "rhs");
@@ -1210,6 +1309,8 @@ checkNorm(const char *op, const Tensor &x,
 } // namespace
 
 Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps) {
+  if (onCuda(x, w))
+    GLIMMER_CUDA_CALL(rmsNorm, x, w, eps);
   const char *op = "rms_norm";
   int64_t D = checkNorm(op, x, {{&w, "weight"}}, eps);
   return dispatchFloat(op, x, "input", [&](auto tag) {
@@ -1233,6 +1334,8 @@ Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps) {
 
 std::tuple<Tensor, Tensor> rmsNormGrad(const Tensor &grad, const Tensor &x,
                                        const Tensor &w, double eps) {
+  if (onCuda(grad, x, w))
+    GLIMMER_CUDA_CALL(rmsNormGrad, grad, x, w, eps);
   const char *op = "rms_norm_grad";
   int64_t D = checkNorm(op, x, {{&w, "weight"}}, eps);
   requireLike(op, grad, "grad", x, "input");
@@ -1264,6 +1367,8 @@ std::tuple<Tensor, Tensor> rmsNormGrad(const Tensor &grad, const Tensor &x,
 
 Tensor layerNorm(const Tensor &x, const Tensor &w, const Tensor &b,
                  double eps) {
+  if (onCuda(x, w, b))
+    GLIMMER_CUDA_CALL(layerNorm, x, w, b, eps);
   const char *op = "layer_norm";
   int64_t D = checkNorm(op, x, {{&w, "weight"}, {&b, "bias"}}, eps);
   return dispatchFloat(op, x, "input", [&](auto tag) {
@@ -1293,6 +1398,8 @@ Tensor layerNorm(const Tensor &x, const Tensor &w, const Tensor &b,
 std::tuple<Tensor, Tensor, Tensor> layerNormGrad(const Tensor &grad,
                                                  const Tensor &x,
                                                  const Tensor &w, double eps) {
+  if (onCuda(grad, x, w))
+    GLIMMER_CUDA_CALL(layerNormGrad, grad, x, w, eps);
   const char *op = "layer_norm_grad";
   int64_t D = checkNorm(op, x, {{&w, "weight"}}, eps);
   requireLike(op, grad, "grad", x, "input");
@@ -1337,6 +1444,8 @@ std::tuple<Tensor, Tensor, Tensor> layerNormGrad(const Tensor &grad,
 
 Tensor rope(const Tensor &x, const Tensor &positions, double theta,
             RopeStyle style, bool inverse) {
+  if (onCuda(x, positions))
+    GLIMMER_CUDA_CALL(rope, x, positions, theta, style, inverse);
   const char *op = "rope";
   requireFloat(op, x, "input");
   requireRank(op, x, "a [B, T, H, D] input", 4);
@@ -1458,6 +1567,8 @@ std::tuple<Tensor, Tensor> attention(const Tensor &q, const Tensor &k,
                                      const Tensor &qDocuments,
                                      const Tensor &kDocuments, bool causal,
                                      double scale) {
+  if (onCuda(q, k, v, qPositions, kPositions, qDocuments, kDocuments))
+    GLIMMER_CUDA_CALL(attention, q, k, v, qPositions, kPositions, qDocuments, kDocuments, causal, scale);
   const char *op = "attention";
   AttentionShape s = checkAttention(op, q, k, v, qPositions, kPositions,
                                     qDocuments, kDocuments, causal, scale);
@@ -1522,6 +1633,8 @@ attentionGrad(const Tensor &grad, const Tensor &q, const Tensor &k,
               const Tensor &qPositions, const Tensor &kPositions,
               const Tensor &qDocuments, const Tensor &kDocuments, bool causal,
               double scale) {
+  if (onCuda(grad, q, k, v, out, lse, qPositions, kPositions, qDocuments, kDocuments))
+    GLIMMER_CUDA_CALL(attentionGrad, grad, q, k, v, out, lse, qPositions, kPositions, qDocuments, kDocuments, causal, scale);
   const char *op = "attention_grad";
   AttentionShape s = checkAttention(op, q, k, v, qPositions, kPositions,
                                     qDocuments, kDocuments, causal, scale);
@@ -1614,6 +1727,8 @@ T logSumExp(const T *row, int64_t n) {
 std::tuple<Tensor, Tensor> crossEntropy(const Tensor &logits,
                                         const Tensor &labels,
                                         int64_t ignoreIndex, DType sumDType) {
+  if (onCuda(logits, labels))
+    GLIMMER_CUDA_CALL(crossEntropy, logits, labels, ignoreIndex, sumDType);
   const char *op = "cross_entropy";
   int64_t rows, V;
   std::vector<int64_t> lab;
@@ -1650,6 +1765,8 @@ std::tuple<Tensor, Tensor> crossEntropy(const Tensor &logits,
 
 Tensor crossEntropyGrad(const Tensor &grad, const Tensor &logits,
                         const Tensor &labels, int64_t ignoreIndex) {
+  if (onCuda(grad, logits, labels))
+    GLIMMER_CUDA_CALL(crossEntropyGrad, grad, logits, labels, ignoreIndex);
   const char *op = "cross_entropy_grad";
   int64_t rows, V;
   std::vector<int64_t> lab;
@@ -1714,6 +1831,8 @@ ConvShape checkConv(const char *op, const Tensor &x, const Tensor &w,
 Tensor conv2d(const Tensor &x, const Tensor &w, const Tensor &bias,
               const std::vector<int64_t> &stride,
               const std::vector<int64_t> &padding) {
+  if (onCuda(x, w, bias))
+    GLIMMER_CUDA_CALL(conv2d, x, w, bias, stride, padding);
   const char *op = "conv2d";
   ConvShape s = checkConv(op, x, w, stride, padding);
   if (bias.defined()) {
@@ -1755,6 +1874,8 @@ std::tuple<Tensor, Tensor> conv2dGrad(const Tensor &grad, const Tensor &x,
                                       const Tensor &w,
                                       const std::vector<int64_t> &stride,
                                       const std::vector<int64_t> &padding) {
+  if (onCuda(grad, x, w))
+    GLIMMER_CUDA_CALL(conv2dGrad, grad, x, w, stride, padding);
   const char *op = "conv2d_grad";
   ConvShape s = checkConv(op, x, w, stride, padding);
   requireDefined(op, grad, "grad");
@@ -1800,6 +1921,8 @@ std::tuple<Tensor, Tensor, Tensor>
 adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
             const Tensor &expAvgSq, const Tensor &step, double lr, double beta1,
             double beta2, double eps, double weightDecay) {
+  if (onCuda(param, grad, expAvg, expAvgSq, step))
+    GLIMMER_CUDA_CALL(adamwUpdate, param, grad, expAvg, expAvgSq, step, lr, beta1, beta2, eps, weightDecay);
   const char *op = "adamw_update";
   requireFloat(op, param, "param");
   requireLike(op, grad, "grad", param, "param");
@@ -1853,6 +1976,8 @@ adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
 
 Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
                  double weightDecay) {
+  if (onCuda(param, grad))
+    GLIMMER_CUDA_CALL(sgdUpdate, param, grad, lr, weightDecay);
   const char *op = "sgd_update";
   requireFloat(op, param, "param");
   requireLike(op, grad, "grad", param, "param");
@@ -1876,6 +2001,8 @@ Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
 //===----------------------------------------------------------------------===//
 
 Tensor visionBankIndices(const Tensor &tokens, int64_t imageTokenId) {
+  if (onCuda(tokens))
+    GLIMMER_CUDA_CALL(visionBankIndices, tokens, imageTokenId);
   const char *op = "vision_bank_indices";
   std::vector<int64_t> tok = indexValues(op, tokens, "tokens");
   Tensor out(tokens.dtype(), tokens.shape());
@@ -1913,6 +2040,8 @@ void checkBankIndex(const char *op, int64_t idx, size_t position,
 
 Tensor visionGather(const Tensor &embeds, const Tensor &bank,
                     const Tensor &indices) {
+  if (onCuda(embeds, bank, indices))
+    GLIMMER_CUDA_CALL(visionGather, embeds, bank, indices);
   const char *op = "vision_gather";
   std::vector<int64_t> idx = checkTokenRows(op, embeds, "embeds", indices);
   requireDefined(op, bank, "bank");
@@ -1940,6 +2069,8 @@ Tensor visionGather(const Tensor &embeds, const Tensor &bank,
 
 std::tuple<Tensor, Tensor>
 visionGatherGrad(const Tensor &grad, const Tensor &indices, int64_t bankRows) {
+  if (onCuda(grad, indices))
+    GLIMMER_CUDA_CALL(visionGatherGrad, grad, indices, bankRows);
   const char *op = "vision_gather_grad";
   std::vector<int64_t> idx = checkTokenRows(op, grad, "grad", indices);
   check(bankRows >= 0, op, "negative number of bank rows");
@@ -1975,6 +2106,8 @@ visionGatherGrad(const Tensor &grad, const Tensor &indices, int64_t bankRows) {
 
 Tensor cpPermute(const Tensor &x, int64_t dim, int64_t cp, Balancer balancer,
                  bool inverse) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(cpPermute, x, dim, cp, balancer, inverse);
   const char *op = inverse ? "cp_unpermute" : "cp_permute";
   requireDefined(op, x, "input");
   requireDim(op, dim, x.rank());

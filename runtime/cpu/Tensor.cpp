@@ -10,6 +10,10 @@
 
 #include "glimmer_rt/Tensor.h"
 
+#ifdef GLIMMER_RT_HAVE_CUDA
+#include "../cuda/CudaBackend.h"
+#endif
+
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -115,15 +119,58 @@ CachingAllocator &allocator() {
 // Buffer and allocator entry points
 //===----------------------------------------------------------------------===//
 
-Buffer::Buffer(size_t bytes) : bytes(bytes) {
-  ptr = allocator().allocate(bytes);
+#ifndef GLIMMER_RT_HAVE_CUDA
+[[noreturn]] static void noCuda() {
+  throw RuntimeError("this runtime was built without the CUDA backend");
+}
+#endif
+
+Buffer::Buffer(size_t bytes, Device device) : bytes(bytes), where(device) {
+  if (!device.isCuda()) {
+    ptr = allocator().allocate(bytes);
+    return;
+  }
+#ifdef GLIMMER_RT_HAVE_CUDA
+  ptr = cuda::allocate(bytes, device.index);
+#else
+  noCuda();
+#endif
 }
 
-Buffer::~Buffer() { allocator().deallocate(ptr, bytes); }
+Buffer::~Buffer() {
+  if (!where.isCuda()) {
+    allocator().deallocate(ptr, bytes);
+    return;
+  }
+#ifdef GLIMMER_RT_HAVE_CUDA
+  cuda::deallocate(ptr, bytes, where.index);
+#endif
+}
 
 AllocatorStats glimmer_rt::allocatorStats() { return allocator().snapshot(); }
 
-void glimmer_rt::emptyCache() { allocator().release(); }
+void glimmer_rt::emptyCache() {
+  allocator().release();
+#ifdef GLIMMER_RT_HAVE_CUDA
+  cuda::releaseCache();
+#endif
+}
+
+/// Copies between any two devices (the host included).
+static void copyBytes(void *dst, Device dstDevice, const void *src,
+                      Device srcDevice, size_t bytes) {
+  if (!bytes)
+    return;
+  if (!dstDevice.isCuda() && !srcDevice.isCuda()) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+#ifdef GLIMMER_RT_HAVE_CUDA
+  cuda::copy(dst, dstDevice, src, srcDevice, bytes);
+#else
+  noCuda();
+#endif
+}
 
 //===----------------------------------------------------------------------===//
 // Shapes
@@ -164,21 +211,28 @@ static void checkShape(DType dtype, const Shape &shape) {
   }
 }
 
-Tensor::Tensor(DType dtype, Shape shape) : type(dtype), dims(std::move(shape)) {
+Tensor::Tensor(DType dtype, Shape shape, Device device)
+    : type(dtype), dims(std::move(shape)) {
   checkShape(type, dims);
-  buffer = std::make_shared<Buffer>(nbytes());
+  buffer = std::make_shared<Buffer>(nbytes(), device);
 }
 
-Tensor Tensor::zeros(DType dtype, Shape shape) {
-  Tensor t(dtype, std::move(shape));
-  std::memset(t.raw(), 0, t.nbytes());
+Tensor Tensor::zeros(DType dtype, Shape shape, Device device) {
+  Tensor t(dtype, std::move(shape), device);
+  if (!device.isCuda()) {
+    std::memset(t.raw(), 0, t.nbytes());
+    return t;
+  }
+#ifdef GLIMMER_RT_HAVE_CUDA
+  cuda::zero(t.raw(), t.nbytes(), device.index);
+#endif
   return t;
 }
 
-Tensor Tensor::fromData(DType dtype, Shape shape, const void *data) {
-  Tensor t(dtype, std::move(shape));
-  if (t.nbytes())
-    std::memcpy(t.raw(), data, t.nbytes());
+Tensor Tensor::fromData(DType dtype, Shape shape, const void *data,
+                        Device device) {
+  Tensor t(dtype, std::move(shape), device);
+  copyBytes(t.raw(), device, data, Device::cpu(), t.nbytes());
   return t;
 }
 
@@ -199,7 +253,17 @@ Tensor Tensor::view(Shape shape) const {
 Tensor Tensor::clone() const {
   if (!defined())
     return Tensor();
-  return fromData(type, dims, raw());
+  Tensor t(type, dims, device());
+  copyBytes(t.raw(), device(), raw(), device(), nbytes());
+  return t;
+}
+
+Tensor Tensor::to(Device target) const {
+  if (!defined() || device() == target)
+    return *this;
+  Tensor t(type, dims, target);
+  copyBytes(t.raw(), target, raw(), device(), nbytes());
+  return t;
 }
 
 namespace {
@@ -245,6 +309,11 @@ double Tensor::item(int64_t i) const {
     throw RuntimeError("item(" + std::to_string(i) + ") is out of range for " +
                        describe());
   const char *p = static_cast<const char *>(raw()) + i * dtypeSize(type);
+  alignas(8) char host[8];
+  if (isCuda()) {
+    copyBytes(host, Device::cpu(), p, device(), dtypeSize(type));
+    p = host;
+  }
   switch (type) {
   case DType::F64:
     return *reinterpret_cast<const double *>(p);
@@ -276,5 +345,8 @@ std::string Tensor::describe() const {
   std::string name(dtypeName(type));
   for (char &c : name)
     c = char(std::tolower(static_cast<unsigned char>(c)));
-  return name + shapeString(dims);
+  name += shapeString(dims);
+  if (isCuda())
+    name += " on " + device().str();
+  return name;
 }

@@ -8,7 +8,9 @@ using namespace glimmer_rt;
 
 std::unique_ptr<LoadedProgram> LoadedProgram::load(const std::string &path,
                                                    std::string &error) {
-  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // A bare file name would make dlopen search the library path instead.
+  std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char *why = dlerror();
     error = "cannot load compiled program '" + path +
@@ -16,7 +18,7 @@ std::unique_ptr<LoadedProgram> LoadedProgram::load(const std::string &path,
     return nullptr;
   }
   auto program = std::unique_ptr<LoadedProgram>(new LoadedProgram());
-  program->path = path;
+  program->path = file;
   program->handle = handle;
   return program;
 }

@@ -114,8 +114,8 @@ bool check(MLIRContext &context, func::FuncOp original) {
       nullptr);
   if (failed(compiled))
     return report("(compilation failed)");
-  const auto &forward = compiled->functions.at("forward");
-  const auto &grad = compiled->functions.at("grad_step");
+  const auto &forward = compiled->program->function("forward");
+  const auto &grad = compiled->program->function("grad_step");
 
   glimmer_rt::Frame frame;
   frame.inputs = inputs;

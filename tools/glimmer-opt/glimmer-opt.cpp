@@ -28,6 +28,7 @@ int main(int argc, char **argv) {
   registry.insert<glimmer::GlimmerDialect, mlir::func::FuncDialect,
                   mlir::emitc::EmitCDialect>();
   glimmer::registerGlimmerPasses();
+  glimmer::registerGlimmerPipelines();
   glimmer::registerGlimmerConversionPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();

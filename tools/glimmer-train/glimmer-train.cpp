@@ -1,6 +1,6 @@
 //===- glimmer-train.cpp - Compile a model and train it -------------------===//
 //
-//   glimmer-train MODEL.pt --data=BATCH.safetensors [--backend=cpu]
+//   glimmer-train MODEL.pt --data=BATCH.safetensors [--backend=cpu|cuda]
 //       [--dtype=f32|f64] [--steps=N --optimizer=adamw|sgd --lr=...
 //        --weight-decay=... --betas=B1,B2 --eps=... --max-norm=...
 //        --grad-accum=N] [--save=CKPT] [--resume=CKPT]
@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 namespace cl = llvm::cl;
@@ -42,10 +43,11 @@ static cl::opt<std::string> dataPath(
              "name), or synthetic:batch=B,seq=T,images=K,vocab=V,"
              "image-size=S,patch=P,channels=C"),
     cl::value_desc("file"), cl::cat(trainCategory));
-static cl::opt<std::string> backend("backend", cl::init("cpu"),
-                                    cl::desc("Execution backend: cpu"),
-                                    cl::value_desc("cpu"),
-                                    cl::cat(trainCategory));
+static cl::opt<std::string> backend(
+    "backend", cl::init("cpu"),
+    cl::desc("Execution backend: cpu (ranks as threads) or cuda (one GPU "
+             "per rank, NCCL)"),
+    cl::value_desc("cpu|cuda"), cl::cat(trainCategory));
 static cl::opt<std::string> floatType(
     "dtype", cl::init("f32"),
     cl::desc("Precision of every floating-point tensor: f32 or f64"),
@@ -116,46 +118,13 @@ static int fail(const std::string &message) {
   return 1;
 }
 
-static std::string g17(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof(buf), "%.17g", v);
-  return buf;
-}
-
 /// Writes a synthetic batch described by `spec` ("batch=2,seq=16,...") to
 /// a file and returns its path.
 static std::string makeSynthetic(const std::string &spec,
                                  const std::string &dir) {
   glimmer_rt::SyntheticConfig cfg;
   cfg.seed = seed;
-  std::stringstream entries(spec);
-  std::string entry;
-  while (std::getline(entries, entry, ',')) {
-    size_t eq = entry.find('=');
-    std::string key = entry.substr(0, eq);
-    long long value = -1;
-    if (eq != std::string::npos) {
-      char *end = nullptr;
-      value = std::strtoll(entry.c_str() + eq + 1, &end, 10);
-      if (*end != '\0')
-        value = -1;
-    }
-    int64_t *field = key == "batch"        ? &cfg.batch
-                     : key == "seq"        ? &cfg.seqLen
-                     : key == "images"     ? &cfg.imagesPerSample
-                     : key == "vocab"      ? &cfg.vocab
-                     : key == "image-size" ? &cfg.imageSize
-                     : key == "patch"      ? &cfg.patch
-                     : key == "channels"   ? &cfg.channels
-                                           : nullptr;
-    if (!field)
-      throw glimmer_rt::RuntimeError("unknown synthetic data key '" + key +
-                                     "'");
-    if (value < 0)
-      throw glimmer_rt::RuntimeError("bad value in synthetic data entry '" +
-                                     entry + "'");
-    *field = value;
-  }
+  glimmer_rt::parseSyntheticSpec(spec, cfg);
   llvm::sys::fs::create_directories(dir);
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, "synthetic-" +
@@ -171,8 +140,9 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(trainCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "Glimmer: compile a model and train it\n");
-  if (backend != "cpu")
-    return fail("unknown backend '" + backend + "' (available: cpu)");
+  glimmer_rt::Backend executionBackend;
+  if (!glimmer_rt::parseBackend(backend, executionBackend))
+    return fail("unknown backend '" + backend + "' (available: cpu, cuda)");
   if (floatType != "f32" && floatType != "f64")
     return fail("--dtype must be f32 or f64, got '" + floatType + "'");
   if (optimizer != "adamw" && optimizer != "sgd")
@@ -204,6 +174,8 @@ int main(int argc, char **argv) {
   }
 
   mlir::MLIRContext context;
+  // Diagnostics carry source locations; the whole module as a note is noise.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
@@ -240,65 +212,24 @@ int main(int argc, char **argv) {
       return fail("cannot write '" + emitCppPath + "'");
   }
 
-  std::ofstream metrics;
   if (!metricsPath.empty()) {
-    metrics.open(metricsPath, std::ios::app);
-    if (!metrics)
+    std::ofstream probe(metricsPath, std::ios::app);
+    if (!probe)
       return fail("cannot open --metrics file '" + metricsPath + "'");
   }
-
-  // Tokens per step, for throughput: the first integer input's elements.
-  int64_t tokens = 0;
-  for (const glimmer::Slot &slot : model->functions["forward"].arguments)
-    if (slot.role == glimmer::Slot::Input &&
-        !glimmer_rt::isFloating(slot.dtype)) {
-      tokens = glimmer_rt::numElements(slot.shape);
-      break;
-    }
-
+  glimmer_rt::LoopOptions loop;
+  loop.weightsPath = model->weightsPath;
+  loop.steps = steps;
+  loop.gradAccum = gradAccum;
+  loop.forwardOnly = forwardOnly;
+  loop.savePath = savePath;
+  loop.resumePath = resumePath;
+  loop.metricsPath = metricsPath;
+  loop.quiet = quiet;
   try {
-    if (forwardOnly) {
-      auto start = std::chrono::steady_clock::now();
-      double loss = glimmer::runForward(*model, *batch);
-      double seconds = std::chrono::duration<double>(
-                           std::chrono::steady_clock::now() - start)
-                           .count();
-      llvm::outs() << "step 0 | loss " << g17(loss) << " | "
-                   << llvm::format("%.3f", seconds) << " s\n";
-      if (metrics.is_open())
-        metrics << "{\"step\":0,\"loss\":" << g17(loss)
-                << ",\"seconds\":" << g17(seconds) << "}\n";
-      return 0;
-    }
-    glimmer::Trainer trainer(*model);
-    if (!resumePath.empty()) {
-      trainer.resume(resumePath);
-      if (!quiet)
-        llvm::errs() << "[glimmer-train] resumed from " << resumePath
-                     << " at step " << trainer.stepsDone() << "\n";
-    }
-    for (int i = 0; i < steps; ++i) {
-      auto start = std::chrono::steady_clock::now();
-      glimmer::Trainer::StepResult r = trainer.step(*batch, gradAccum);
-      double seconds = std::chrono::duration<double>(
-                           std::chrono::steady_clock::now() - start)
-                           .count();
-      double tps = seconds > 0 ? double(tokens * gradAccum) / seconds : 0;
-      llvm::outs() << "step " << r.step << " | loss " << g17(r.loss)
-                   << " | grad_norm " << g17(r.gradNorm) << " | "
-                   << llvm::format("%.0f", tps) << " tok/s\n";
-      if (metrics.is_open())
-        metrics << "{\"step\":" << r.step << ",\"loss\":" << g17(r.loss)
-                << ",\"grad_norm\":" << g17(r.gradNorm)
-                << ",\"tokens_per_s\":" << g17(tps) << "}\n"
-                << std::flush;
-    }
-    if (!savePath.empty()) {
-      trainer.save(savePath);
-      if (!quiet)
-        llvm::errs() << "[glimmer-train] saved step " << trainer.stepsDone()
-                     << " to " << savePath << "\n";
-    }
+    glimmer_rt::Ranks ranks(model->layout(), executionBackend);
+    glimmer_rt::runLoop(*model->program, *batch, ranks, loop, std::cout,
+                        std::cerr);
   } catch (const glimmer_rt::RuntimeError &e) {
     return fail(std::string("the program failed: ") + e.what());
   }

@@ -8,6 +8,7 @@
 #ifndef GLIMMER_RT_TENSOR_H
 #define GLIMMER_RT_TENSOR_H
 
+#include "glimmer_rt/Device.h"
 #include "glimmer_rt/Safetensors.h" // DType
 
 #include <cstddef>
@@ -20,19 +21,22 @@ namespace glimmer_rt {
 
 using Shape = std::vector<int64_t>;
 
-/// Raw memory from the caching allocator; returned to it on destruction.
+/// Raw memory from the caching allocator of `device`; returned to it on
+/// destruction.
 class Buffer {
 public:
-  explicit Buffer(size_t bytes);
+  explicit Buffer(size_t bytes, Device device = Device::cpu());
   ~Buffer();
   Buffer(const Buffer &) = delete;
   Buffer &operator=(const Buffer &) = delete;
   void *data() const { return ptr; }
   size_t size() const { return bytes; }
+  Device device() const { return where; }
 
 private:
   void *ptr = nullptr;
   size_t bytes = 0;
+  Device where;
 };
 
 /// Statistics of the caching allocator (for tests and progress output).
@@ -49,12 +53,13 @@ class Tensor {
 public:
   /// An undefined tensor (used for absent optional operands).
   Tensor() = default;
-  /// A tensor with uninitialized storage.
-  Tensor(DType dtype, Shape shape);
+  /// A tensor with uninitialized storage on `device`.
+  Tensor(DType dtype, Shape shape, Device device = Device::cpu());
   /// A zero-filled tensor.
-  static Tensor zeros(DType dtype, Shape shape);
-  /// Copies `numElements * dtypeSize(dtype)` bytes from `data`.
-  static Tensor fromData(DType dtype, Shape shape, const void *data);
+  static Tensor zeros(DType dtype, Shape shape, Device device = Device::cpu());
+  /// Copies `numElements * dtypeSize(dtype)` bytes from host memory `data`.
+  static Tensor fromData(DType dtype, Shape shape, const void *data,
+                         Device device = Device::cpu());
 
   bool defined() const { return buffer != nullptr; }
   DType dtype() const { return type; }
@@ -64,6 +69,11 @@ public:
   int64_t numel() const;
   size_t nbytes() const { return size_t(numel()) * dtypeSize(type); }
 
+  /// Where the storage lives (CPU for an undefined tensor).
+  Device device() const { return buffer ? buffer->device() : Device::cpu(); }
+  bool isCuda() const { return device().isCuda(); }
+
+  /// Pointer to the first element, on the tensor's device.
   void *raw() { return static_cast<char *>(buffer->data()) + offset; }
   const void *raw() const {
     return static_cast<const char *>(buffer->data()) + offset;
@@ -75,11 +85,14 @@ public:
 
   /// A view with another shape of the same element count.
   Tensor view(Shape shape) const;
-  /// A deep copy.
+  /// A deep copy on the same device.
   Tensor clone() const;
-  /// Element `i` (row-major) converted to double, for tests and printing.
+  /// This tensor on `device` (itself when already there, else a copy).
+  Tensor to(Device device) const;
+  /// Element `i` (row-major) converted to double, for tests and printing
+  /// (waits for the device when the tensor is on a GPU).
   double item(int64_t i = 0) const;
-  /// "f32[2, 16]"
+  /// "f32[2, 16]" ("f32[2, 16] on cuda:0" for device tensors)
   std::string describe() const;
 
 private:

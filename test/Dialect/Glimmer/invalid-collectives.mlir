@@ -555,6 +555,35 @@ module {
 
 // -----
 
+// The runtime's description of a per-rank piece (FSDP) needs both halves:
+// the dimension and the axes it is split over.
+// expected-error @+1 {{argument #0: 'glimmer.sharded_dim' needs 'glimmer.sharded_axes' beside it}}
+func.func private @sharded_dim_alone(tensor<4xf32> {glimmer.param = "w", glimmer.sharded_dim = 0 : i64})
+
+// -----
+
+// expected-error @+1 {{result #0: 'glimmer.sharded_axes' needs 'glimmer.sharded_dim' beside it}}
+func.func private @sharded_axes_alone() -> (tensor<4xf32> {glimmer.sharded_axes = ["dp_shard"]})
+
+// -----
+
+// The split dimension must exist.
+// expected-error @+1 {{argument #0: 'glimmer.sharded_dim' must be a dimension of the ranked tensor 'tensor<4xf32>'}}
+func.func private @sharded_dim_out_of_range(tensor<4xf32> {glimmer.sharded_dim = 1 : i64, glimmer.sharded_axes = ["dp_shard"]})
+
+// -----
+
+// The axes are distinct mesh axes of the SPMD layout.
+// expected-error @+1 {{argument #0: 'glimmer.sharded_axes' must list distinct mesh axes (dp_replicate, dp_shard, cp, tp, pp)}}
+func.func private @sharded_axes_unknown(tensor<4xf32> {glimmer.sharded_dim = 0 : i64, glimmer.sharded_axes = ["fsdp"]})
+
+// -----
+
+// expected-error @+1 {{argument #0: 'glimmer.sharded_axes' must list distinct mesh axes}}
+func.func private @sharded_axes_repeated(tensor<4xf32> {glimmer.sharded_dim = 0 : i64, glimmer.sharded_axes = ["cp", "cp"]})
+
+// -----
+
 // A sharding on an argument of a function declaration (no body) is checked
 // against the declared type.
 glimmer.mesh @mesh = <["cp"=2]>

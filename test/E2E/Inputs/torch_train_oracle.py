@@ -8,14 +8,35 @@ torch_oracle.py does), then per step: forward on the batch, backward,
 torch.nn.utils.clip_grad_norm_ (its returned norm is the grad norm before
 clipping; with MAX_NORM=0 the norm is computed without clipping), and a
 torch.optim step. Prints "step N | loss L | grad_norm G" per step.
+
+With GLIMMER_ORACLE_DEVICE=cuda the model and batch run on the GPU, with
+TF32 off (float32 matrix products in full float32).
 """
 
+import os
 import sys
 
 import torch
 from safetensors.torch import load_file
 
 from torch_oracle import promote_module
+
+
+def retarget_device_constants(module, device):
+    """Traced graphs record the tracing device in ops such as arange; points
+    those constants at `device` so the whole module runs there."""
+    for sub in module.modules():
+        try:
+            graph = sub.forward.graph
+        except (AttributeError, RuntimeError):
+            continue
+        for node in list(graph.nodes()):
+            if (node.kind() == "prim::Constant"
+                    and str(node.output().type()) == "Device"):
+                with graph.insert_point_guard(node):
+                    new = graph.insertConstant(torch.device(device))
+                node.output().replaceAllUsesWith(new)
+                node.destroy()
 
 
 def main():
@@ -33,6 +54,13 @@ def main():
         promote_module(module)
         module = module.double()
         batch = {k: (v.double() if v.is_floating_point() else v) for k, v in batch.items()}
+    device = os.environ.get("GLIMMER_ORACLE_DEVICE", "cpu")
+    if device != "cpu":
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        module = module.to(device)
+        retarget_device_constants(module, device)
+        batch = {k: v.to(device) for k, v in batch.items()}
     module.train()
     params = [p for p in module.parameters() if p.requires_grad]
     if optimizer == "adamw":

@@ -59,6 +59,55 @@ static LogicalResult verifyValueSharding(Operation *op, StringRef what,
       tensor, meshOp.getMesh());
 }
 
+/// Checks `glimmer.sharded_dim` / `glimmer.sharded_axes` on function
+/// argument or result `index` of type `type` (`what` is "argument" or
+/// "result"): the runtime's description of a piece held per rank, as
+/// glimmer.local_shard cuts it. `other` is the companion attribute.
+static LogicalResult verifyShardedPiece(Operation *op, StringRef what,
+                                        unsigned index, Type type,
+                                        NamedAttribute attr, Attribute other) {
+  StringRef name = attr.getName().getValue();
+  bool isDim = name == "glimmer.sharded_dim";
+  if (!other)
+    return op->emitError() << what << " #" << index << ": '" << name
+                           << "' needs '"
+                           << (isDim ? "glimmer.sharded_axes"
+                                     : "glimmer.sharded_dim")
+                           << "' beside it";
+  if (isDim) {
+    auto dim = dyn_cast<IntegerAttr>(attr.getValue());
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!dim || !tensor || dim.getInt() < 0 ||
+        dim.getInt() >= tensor.getRank())
+      return op->emitError() << what << " #" << index
+                             << ": 'glimmer.sharded_dim' must be a dimension "
+                                "of the ranked tensor "
+                             << type;
+    return success();
+  }
+  auto axes = dyn_cast<ArrayAttr>(attr.getValue());
+  bool valid = axes && !axes.empty();
+  for (size_t i = 0; valid && i < axes.size(); ++i) {
+    auto axis = dyn_cast<StringAttr>(axes[i]);
+    valid = axis && meshAxisFromName(axis.getValue().str()) &&
+            llvm::count(axes.getValue(), axes[i]) == 1;
+  }
+  if (!valid)
+    return op->emitError() << what << " #" << index
+                           << ": 'glimmer.sharded_axes' must list distinct "
+                              "mesh axes (dp_replicate, dp_shard, cp, tp, pp)";
+  return success();
+}
+
+static bool isShardedPieceAttr(StringRef name) {
+  return name == "glimmer.sharded_dim" || name == "glimmer.sharded_axes";
+}
+
+static StringRef companionOf(StringRef name) {
+  return name == "glimmer.sharded_dim" ? "glimmer.sharded_axes"
+                                       : "glimmer.sharded_dim";
+}
+
 /// Argument attributes a glimmer program may carry besides a sharding: the
 /// importer's names for forward inputs, parameters and buffers.
 static bool isNameAttr(StringRef name) {
@@ -79,16 +128,24 @@ LogicalResult GlimmerDialect::verifyRegionArgAttribute(Operation *op,
   }
   if (attr.getName() == "glimmer.step")
     return success();
-  if (attr.getName() != getShardingAttrName())
+  bool piece = isShardedPieceAttr(attr.getName().getValue());
+  if (attr.getName() != getShardingAttrName() && !piece)
     return op->emitError() << "unknown glimmer argument attribute '"
                            << attr.getName().getValue() << "'";
   // Types come from the function type: a declaration has no body to read
   // block arguments from.
   Type type;
-  if (auto fn = dyn_cast<FunctionOpInterface>(op))
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  if (fn)
     type = fn.getArgumentTypes()[argIndex];
   else
     type = op->getRegion(regionIndex).getArgument(argIndex).getType();
+  if (piece) {
+    Attribute other =
+        fn ? fn.getArgAttr(argIndex, companionOf(attr.getName().getValue()))
+           : Attribute();
+    return verifyShardedPiece(op, "argument", argIndex, type, attr, other);
+  }
   return verifyValueSharding(op, "argument", argIndex, type, attr);
 }
 
@@ -108,13 +165,18 @@ LogicalResult GlimmerDialect::verifyRegionResultAttribute(Operation *op,
                              << "' must be a string";
     return success();
   }
-  if (attr.getName() != getShardingAttrName())
+  bool piece = isShardedPieceAttr(attr.getName().getValue());
+  if (attr.getName() != getShardingAttrName() && !piece)
     return op->emitError() << "unknown glimmer result attribute '"
                            << attr.getName().getValue() << "'";
   auto fn = dyn_cast<FunctionOpInterface>(op);
   if (!fn)
-    return op->emitError() << "'" << getShardingAttrName()
+    return op->emitError() << "'" << attr.getName().getValue()
                            << "' on a result needs a function";
+  if (piece)
+    return verifyShardedPiece(
+        op, "result", resultIndex, fn.getResultTypes()[resultIndex], attr,
+        fn.getResultAttr(resultIndex, companionOf(attr.getName().getValue())));
   return verifyValueSharding(op, "result", resultIndex,
                              fn.getResultTypes()[resultIndex], attr);
 }

@@ -7,7 +7,9 @@
 // so integer index computations need no rules.
 //
 // @apply_step is separate so that the driver can accumulate gradients over
-// micro-batches (and, under data parallelism, reduce them) between the two.
+// micro-batches between the two. (Reductions across ranks are collectives
+// inside the programs: reduce-scatters from autodiff, all-reduces from
+// glimmer-reduce-partials.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +28,35 @@ using namespace mlir;
 using namespace glimmer;
 
 namespace {
+
+/// The argument attributes that describe a sharded parameter (FSDP); they
+/// travel with it to its gradient and optimizer state.
+constexpr StringRef kShardAttrs[] = {"glimmer.sharded_dim",
+                                     "glimmer.sharded_axes"};
+
+/// The mesh axes over which the gradient of `arg` is already summed: those
+/// of the all_gathers that are its only uses (their VJP, a reduce_scatter,
+/// sums the ranks' cotangents over exactly those axes).
+SmallVector<StringRef> gatheredAxes(Value arg) {
+  SmallVector<StringRef> axes;
+  bool first = true;
+  for (Operation *user : arg.getUsers()) {
+    auto gather = dyn_cast<AllGatherOp>(user);
+    if (!gather)
+      return {};
+    SmallVector<StringRef> mine;
+    for (Attribute a : gather.getAxes())
+      mine.push_back(cast<StringAttr>(a).getValue());
+    if (first)
+      axes = mine;
+    else
+      llvm::erase_if(axes, [&](StringRef x) {
+        return !llvm::is_contained(mine, x);
+      });
+    first = false;
+  }
+  return axes;
+}
 
 bool isFloatTensor(Type t) {
   auto tensor = dyn_cast<RankedTensorType>(t);
@@ -200,15 +231,45 @@ AutodiffPass::buildGradStep(func::FuncOp forward) {
     resultTypes.push_back(r.getType());
   gradStep.setType(
       b.getFunctionType(gradStep.getArgumentTypes(), resultTypes));
-  for (auto [k, i] : llvm::enumerate(differentiated))
-    gradStep.setResultAttr(
-        k + 1, "glimmer.grad",
-        gradStep.getArgAttrOfType<StringAttr>(i, "glimmer.param"));
-  // Gradients of a per-rank partial loss are per-rank partial sums too.
-  if (Attribute partial = forward.getResultAttr(0, "glimmer.partial")) {
-    gradStep.setResultAttr(0, "glimmer.partial", partial);
-    for (size_t k = 0; k < differentiated.size(); ++k)
-      gradStep.setResultAttr(k + 1, "glimmer.partial", partial);
+  // Gradients of a per-rank partial loss are per-rank partial sums too,
+  // except over the axes that the reduce_scatter (the VJP of a sharded
+  // parameter's all_gather) has already summed.
+  auto lossPartial =
+      forward.getResultAttrOfType<ArrayAttr>(0, "glimmer.partial");
+  if (lossPartial)
+    gradStep.setResultAttr(0, "glimmer.partial", lossPartial);
+  for (auto [k, i] : llvm::enumerate(differentiated)) {
+    auto name = gradStep.getArgAttrOfType<StringAttr>(i, "glimmer.param");
+    gradStep.setResultAttr(k + 1, "glimmer.grad", name);
+    for (StringRef attr : kShardAttrs)
+      if (Attribute a = gradStep.getArgAttr(i, attr))
+        gradStep.setResultAttr(k + 1, attr, a);
+    SmallVector<StringRef> summed = gatheredAxes(gradStep.getArgument(i));
+    SmallVector<StringRef> remaining;
+    if (lossPartial)
+      for (Attribute a : lossPartial)
+        if (!llvm::is_contained(summed, cast<StringAttr>(a).getValue()))
+          remaining.push_back(cast<StringAttr>(a).getValue());
+    for (StringRef axis : summed) {
+      bool isPartial =
+          lossPartial && llvm::any_of(lossPartial, [&](Attribute a) {
+            return cast<StringAttr>(a).getValue() == axis;
+          });
+      if (!isPartial) {
+        forward.emitError()
+            << "glimmer-autodiff: the gradient of parameter '"
+            << name.getValue() << "' is summed over '" << axis
+            << "' by the reduce_scatter of its all_gather, but the loss is "
+               "not a partial sum over '"
+            << axis << "': a loss replicated there would be counted once "
+                       "per rank";
+        gradStep.erase();
+        return failure();
+      }
+    }
+    if (!remaining.empty())
+      gradStep.setResultAttr(k + 1, "glimmer.partial",
+                             b.getStrArrayAttr(remaining));
   }
   return differentiated;
 }
@@ -242,21 +303,37 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
   argTypes.push_back(stepType);
 
   auto module = getOperation();
+  bool anySharded = llvm::any_of(params, [&](unsigned i) {
+    return bool(forward.getArgAttr(i, "glimmer.sharded_axes"));
+  });
+  if (anySharded && !module.lookupSymbol<MeshOp>("mesh"))
+    return forward.emitError()
+           << "glimmer-autodiff: sharded parameters need @mesh for the "
+              "gradient norm; run glimmer-materialize-mesh first";
   b.setInsertionPointToEnd(module.getBody());
   auto apply = func::FuncOp::create(b, loc, "apply_step",
                                     b.getFunctionType(argTypes, {}));
   Block *entry = apply.addEntryBlock();
-  for (auto [i, attr] : llvm::enumerate(argNames))
+  unsigned stride = adamw ? 4 : 2;
+  for (auto [i, attr] : llvm::enumerate(argNames)) {
     apply.setArgAttr(i, attr.first, attr.second);
+    // Sharded parameters: the optimizer runs on the rank's piece, with
+    // gradient and state cut the same way.
+    for (StringRef shardAttr : kShardAttrs)
+      if (Attribute a = forward.getArgAttr(params[i / stride], shardAttr))
+        apply.setArgAttr(i, shardAttr, a);
+  }
   apply.setArgAttr(argTypes.size() - 1, "glimmer.step", b.getUnitAttr());
   b.setInsertionPointToStart(entry);
 
-  unsigned stride = adamw ? 4 : 2;
   auto normType = cast<RankedTensorType>(lossType);
   Type normElem = normType.getElementType();
 
-  // Global norm of all gradients (before clipping).
+  // Global norm of all gradients (before clipping). A sharded gradient's
+  // squares are summed over its shard axes (one all_reduce per group of
+  // axes); a replicated one is counted once, not once per rank.
   Value sumSq;
+  SmallVector<std::pair<ArrayAttr, Value>> shardedSumSq;
   for (size_t k = 0; k < params.size(); ++k) {
     Value g = entry->getArgument(k * stride + 1);
     auto gType = cast<RankedTensorType>(g.getType());
@@ -272,7 +349,23 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
     }
     if (gType.getElementType() != normElem)
       s = ConvertOp::create(b, loc, normType, s);
-    sumSq = sumSq ? Value(AddOp::create(b, loc, sumSq, s)) : s;
+    auto axes =
+        forward.getArgAttrOfType<ArrayAttr>(params[k], "glimmer.sharded_axes");
+    Value *acc = &sumSq;
+    if (axes && !axes.empty()) {
+      auto it = llvm::find_if(shardedSumSq,
+                              [&](const auto &e) { return e.first == axes; });
+      if (it == shardedSumSq.end())
+        it = shardedSumSq.insert(shardedSumSq.end(), {axes, Value()});
+      acc = &it->second;
+    }
+    *acc = *acc ? Value(AddOp::create(b, loc, *acc, s)) : s;
+  }
+  for (auto [axes, local] : shardedSumSq) {
+    Value total = AllReduceOp::create(
+        b, loc, normType, ReductionKindAttr::get(ctx, ReductionKind::Sum),
+        local, FlatSymbolRefAttr::get(ctx, "mesh"), axes);
+    sumSq = sumSq ? Value(AddOp::create(b, loc, sumSq, total)) : total;
   }
   Value norm = SqrtOp::create(b, loc, sumSq);
 
@@ -331,6 +424,10 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
       apply.setResultAttr(1 + n + k, "glimmer.exp_avg", name);
       apply.setResultAttr(1 + 2 * n + k, "glimmer.exp_avg_sq", name);
     }
+    for (StringRef shardAttr : kShardAttrs)
+      if (Attribute a = forward.getArgAttr(params[k], shardAttr))
+        for (size_t r = 0; r < (adamw ? 3 : 1); ++r)
+          apply.setResultAttr(1 + r * n + k, shardAttr, a);
   }
   return success();
 }

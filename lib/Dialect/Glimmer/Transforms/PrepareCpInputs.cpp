@@ -2,9 +2,9 @@
 
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 
+#include "TokenInputs.h"
+
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/Matchers.h"
-#include "llvm/ADT/DenseSet.h"
 
 namespace glimmer {
 #define GEN_PASS_DEF_GLIMMERPREPARECPINPUTS
@@ -13,26 +13,9 @@ namespace glimmer {
 
 using namespace mlir;
 using namespace glimmer;
+using namespace glimmer::detail;
 
 namespace {
-
-bool isIntegerTensor(Type t) {
-  auto tensor = dyn_cast<RankedTensorType>(t);
-  return tensor && isa<IntegerType>(tensor.getElementType());
-}
-
-/// The token ids: the first rank-2 integer argument used as embedding ids.
-Value findTokens(func::FuncOp func) {
-  Value tokens;
-  func.walk([&](EmbeddingOp e) {
-    if (tokens)
-      return;
-    auto arg = dyn_cast<BlockArgument>(e.getIds());
-    if (arg && cast<RankedTensorType>(arg.getType()).getRank() == 2)
-      tokens = arg;
-  });
-  return tokens;
-}
 
 struct PrepareCpInputsPass
     : public glimmer::impl::GlimmerPrepareCpInputsBase<PrepareCpInputsPass> {
@@ -73,25 +56,7 @@ struct PrepareCpInputsPass
              << " equal chunks)";
 
     // Values computed from integer inputs and constants only.
-    llvm::DenseSet<Value> prep;
-    for (BlockArgument arg : func.getArguments())
-      if (isIntegerTensor(arg.getType()))
-        prep.insert(arg);
-    for (Operation &op : func.getBody().front().without_terminator()) {
-      // Constants of any type count: the importer folds per-position tables
-      // it can compute (e.g. float position ids from arange).
-      if (isa<ConstantOp>(op)) {
-        prep.insert(op.getResult(0));
-        continue;
-      }
-      bool fromPrep = llvm::all_of(op.getOperands(),
-                                   [&](Value v) { return prep.contains(v); });
-      if (!fromPrep)
-        continue;
-      for (Value r : op.getResults())
-        if (isIntegerTensor(r.getType()))
-          prep.insert(r);
-    }
+    llvm::DenseSet<Value> prep = computePrepValues(func);
 
     OpBuilder b(func.getContext());
     DenseMap<Value, Value> permuted;
@@ -110,22 +75,10 @@ struct PrepareCpInputsPass
         return CpPermuteOp::create(b, loc, x, int64_t(1), cp, balancer)
             .getResult();
       };
-      // The sequence dim: the first dim past the leading batch-like dims
-      // (size B or 1) that has the sequence length.
-      int64_t seqDim = -1;
-      for (int64_t d = 1; d < int64_t(shape.size()); ++d) {
-        if (shape[d] == seq) {
-          seqDim = d;
-          break;
-        }
-        if (shape[d] != 1 && shape[d] != batch)
-          break;
-      }
-      if (!shape.empty() && shape[0] != 1 && shape[0] != batch)
-        seqDim = -1;
-      if (seqDim >= 0) {
-        result = CpPermuteOp::create(b, loc, v, seqDim, cp, balancer);
-      } else if (!shape.empty() && shape[0] == batch * seq && batch > 1) {
+      std::optional<int64_t> seqDim = findSequenceDim(shape, batch, seq);
+      if (seqDim) {
+        result = CpPermuteOp::create(b, loc, v, *seqDim, cp, balancer);
+      } else if (isFlattenedTokens(shape, batch, seq)) {
         SmallVector<int64_t> split{batch, seq};
         split.append(shape.begin() + 1, shape.end());
         Value s = ReshapeOp::create(
@@ -138,28 +91,9 @@ struct PrepareCpInputsPass
       return result;
     };
 
-    SmallVector<Operation *> ops;
-    for (Operation &op : func.getBody().front())
-      ops.push_back(&op);
-    for (Operation *op : ops) {
-      // Ops that only produce prep values stay on the full sequence.
-      bool producesPrep =
-          op->getNumResults() > 0 &&
-          llvm::all_of(op->getResults(),
-                       [&](Value r) { return prep.contains(r); });
-      if (producesPrep || isa<func::ReturnOp>(op))
-        continue;
-      for (OpOperand &use : op->getOpOperands()) {
-        Value v = use.get();
-        if (!prep.contains(v))
-          continue;
-        DenseElementsAttr splat;
-        if (matchPattern(v, m_Constant(&splat)) && splat.isSplat())
-          continue;
-        if (Value p = permute(v, op->getLoc()))
-          use.set(p);
-      }
-    }
+    for (OpOperand *use : findPrepBoundaries(func, prep))
+      if (Value p = permute(use->get(), use->getOwner()->getLoc()))
+        use->set(p);
     return success();
   }
 };

@@ -60,3 +60,76 @@ func.func @forward(%ids: tensor<2xi64> {glimmer.input = "ids"}, %table: tensor<5
   %s = glimmer.reduce sum %sq dims = [0, 1] : tensor<2x3xf32> -> tensor<f32>
   return %s : tensor<f32>
 }
+
+// -----
+
+// HSDP (dp_replicate = 2, dp_shard = 2) after partitioning and FSDP: `w` is
+// this rank's piece, all-gathered over dp_shard; `r` is replicated; the loss
+// is a partial sum over both data-parallel axes.
+// - The all_gather's VJP is a reduce_scatter over dp_shard, which already
+//   sums over that axis: dw stays partial over dp_replicate only, while the
+//   replicated dr is partial over both axes.
+// - dw is a local piece and carries the shard attributes, and so do w's
+//   parameter, gradient (and AdamW state) arguments and results of
+//   @apply_step.
+// - The norm sums dw's squares over dp_shard (one all_reduce) and counts the
+//   replicated dr once.
+// SGD-LABEL: func.func @grad_step(
+// SGD-SAME: -> (tensor<f32> {glimmer.partial = ["dp_replicate", "dp_shard"]},
+// SGD-SAME: tensor<2xf32> {glimmer.grad = "w", glimmer.partial = ["dp_replicate"], glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64},
+// SGD-SAME: tensor<4xf32> {glimmer.grad = "r", glimmer.partial = ["dp_replicate", "dp_shard"]})
+// SGD: %[[G:.*]] = glimmer.all_gather %arg1 on @mesh ["dp_shard"] dim = 0 : tensor<2xf32> -> tensor<4xf32>
+// SGD: %[[DW:.*]] = glimmer.reduce_scatter sum %{{.*}} on @mesh ["dp_shard"] dim = 0 : tensor<4xf32> -> tensor<2xf32>
+// SGD: return %{{.*}}, %[[DW]], %{{.*}} : tensor<f32>, tensor<2xf32>, tensor<4xf32>
+// SGD-LABEL: func.func @apply_step(
+// SGD-SAME: %[[P:[a-z0-9]+]]: tensor<2xf32> {glimmer.param = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64},
+// SGD-SAME: %[[PG:[a-z0-9]+]]: tensor<2xf32> {glimmer.grad = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64},
+// SGD-SAME: %{{.*}}: tensor<4xf32> {glimmer.param = "r"}, %[[RG:[a-z0-9]+]]: tensor<4xf32> {glimmer.grad = "r"}
+// SGD-SAME: -> (tensor<f32>, tensor<2xf32> {glimmer.param = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64}, tensor<4xf32> {glimmer.param = "r"})
+// SGD: %[[SQW:.*]] = glimmer.mul %[[PG]], %[[PG]] : tensor<2xf32>
+// SGD: %[[SW:.*]] = glimmer.reduce sum %[[SQW]]
+// SGD: %[[SQR:.*]] = glimmer.mul %[[RG]], %[[RG]] : tensor<4xf32>
+// SGD: %[[SR:.*]] = glimmer.reduce sum %[[SQR]]
+// SGD: %[[TW:.*]] = glimmer.all_reduce sum %[[SW]] on @mesh ["dp_shard"] : tensor<f32>
+// SGD: %[[TOTAL:.*]] = glimmer.add %[[SR]], %[[TW]]
+// SGD: %[[NORM:.*]] = glimmer.sqrt %[[TOTAL]]
+// SGD-NOT: glimmer.all_reduce
+// SGD: return %[[NORM]]
+// ADAMW-LABEL: func.func @apply_step(%arg0: tensor<2xf32> {glimmer.param = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64}
+// ADAMW-SAME: tensor<2xf32> {glimmer.exp_avg = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64}
+// ADAMW-SAME: tensor<2xf32> {glimmer.exp_avg_sq = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64}
+// ADAMW-SAME: -> (tensor<f32>, tensor<2xf32> {glimmer.param = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64}, tensor<4xf32> {glimmer.param = "r"},
+// ADAMW-SAME: tensor<2xf32> {glimmer.exp_avg = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64}, tensor<4xf32> {glimmer.exp_avg = "r"},
+// ADAMW-SAME: tensor<2xf32> {glimmer.exp_avg_sq = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64}, tensor<4xf32> {glimmer.exp_avg_sq = "r"})
+module {
+  glimmer.mesh @mesh = <["dp_replicate"=2, "dp_shard"=2, "cp"=1, "tp"=1, "pp"=1]>
+  func.func @forward(%x: tensor<4xf32> {glimmer.input = "x"},
+                     %w: tensor<2xf32> {glimmer.param = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64},
+                     %r: tensor<4xf32> {glimmer.param = "r"})
+      -> (tensor<f32> {glimmer.partial = ["dp_replicate", "dp_shard"]}) {
+    %g = glimmer.all_gather %w on @mesh ["dp_shard"] dim = 0 : tensor<2xf32> -> tensor<4xf32>
+    %0 = glimmer.mul %x, %g : tensor<4xf32>
+    %1 = glimmer.mul %0, %r : tensor<4xf32>
+    %2 = glimmer.reduce sum %1 dims = [0] : tensor<4xf32> -> tensor<f32>
+    return %2 : tensor<f32>
+  }
+}
+
+// -----
+
+// FSDP without dp_replicate: the reduce_scatter over dp_shard x cp sums
+// over every axis the loss is partial over, so the sharded gradient is
+// complete (no partial marker) and needs no further reduction.
+// SGD-LABEL: func.func @grad_step(
+// SGD-SAME: -> (tensor<f32> {glimmer.partial = ["dp_shard", "cp"]}, tensor<2xf32> {glimmer.grad = "w", glimmer.sharded_axes = ["dp_shard", "cp"], glimmer.sharded_dim = 0 : i64})
+module {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=2, "cp"=2, "tp"=1, "pp"=1]>
+  func.func @forward(%x: tensor<8xf32> {glimmer.input = "x"},
+                     %w: tensor<2xf32> {glimmer.param = "w", glimmer.sharded_axes = ["dp_shard", "cp"], glimmer.sharded_dim = 0 : i64})
+      -> (tensor<f32> {glimmer.partial = ["dp_shard", "cp"]}) {
+    %g = glimmer.all_gather %w on @mesh ["dp_shard", "cp"] dim = 0 : tensor<2xf32> -> tensor<8xf32>
+    %0 = glimmer.mul %x, %g : tensor<8xf32>
+    %1 = glimmer.reduce sum %0 dims = [0] : tensor<8xf32> -> tensor<f32>
+    return %1 : tensor<f32>
+  }
+}

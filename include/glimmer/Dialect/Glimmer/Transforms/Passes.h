@@ -15,6 +15,20 @@ namespace glimmer {
 #define GEN_PASS_REGISTRATION
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h.inc"
 
+/// The global-view -> per-rank part of the pipeline for the layout recorded
+/// by (or set in) `layout` (empty: the thread's SpmdContext): attach the
+/// layout, materialize the mesh, prepare CP inputs, shard the token-side
+/// computation (batch over dp, sequence over cp), shard parameters (FSDP).
+void buildSpmdPipeline(mlir::OpPassManager &pm, llvm::StringRef layout = "");
+
+/// What runs after autodiff on a partitioned program: per-rank partial
+/// results are summed in the program (glimmer-reduce-partials).
+void buildPostAutodiffPipeline(mlir::OpPassManager &pm);
+
+/// Registers `glimmer-spmd-pipeline` (buildSpmdPipeline) with the pass
+/// registry, for glimmer-opt.
+void registerGlimmerPipelines();
+
 } // namespace glimmer
 
 #endif // GLIMMER_DIALECT_GLIMMER_TRANSFORMS_PASSES_H

@@ -124,6 +124,21 @@ def GlimmerAutodiff : Pass<"glimmer-autodiff", "::mlir::ModuleOp"> {
     trainable parameter, a loss that is not a floating-point scalar, an op
     on a parameter's path to the loss that has no VJP rule.
 
+    On a partitioned program, gradients of a loss marked `glimmer.partial =
+    [axes]` are partial over the same axes, minus the axes that a sharded
+    parameter's all_gather (whose VJP is a reduce_scatter) already sums: a
+    parameter sharded over `["dp_shard", "cp"]` with a loss partial over
+    `["dp_replicate", "dp_shard", "cp"]` gets a gradient partial over
+    `["dp_replicate"]` only. The attributes `glimmer.sharded_dim` and
+    `glimmer.sharded_axes` of a sharded parameter go to its gradient result
+    and to its parameter, gradient and optimizer-state arguments and results
+    of `@apply_step`, which then updates the rank's piece; the gradient norm
+    sums a sharded gradient's squares over its shard axes (`all_reduce` on
+    `@mesh`) and counts replicated gradients once. Errors: a gathered
+    parameter whose all_gather axes are not partial axes of the loss (the
+    reduce_scatter would count a replicated loss once per rank), sharded
+    parameters without `@mesh`.
+
     Before:
     ```mlir
     func.func @forward(%x: tensor<4xf32> {glimmer.input = "x"},
@@ -210,26 +225,41 @@ def GlimmerPrepareCpInputs
   let dependentDialects = ["::glimmer::GlimmerDialect"];
 }
 
-def GlimmerPartitionCp : Pass<"glimmer-partition-cp", "::mlir::ModuleOp"> {
-  let summary = "Makes a CP-prepared global program rank-local";
+def GlimmerPartitionTokens
+    : Pass<"glimmer-partition-tokens", "::mlir::ModuleOp"> {
+  let summary = "Shards the batch over the dp axes and the sequence over cp";
   let description = [{
-    Runs after `glimmer-prepare-cp-inputs` and `glimmer-materialize-mesh`.
-    Each permuted sequence value is cut to this rank's slice with
-    `glimmer.local_shard` on `cp` (with the head-tail permutation, chunks
-    `r` and `2C-1-r`), and the sequence dimension is followed through every
-    op, whose result types shrink to the local length. Attention all-gathers
-    K and V along the sequence on `cp` and reads the keys' positions from the
-    full permuted positions (all-gathering the slices in rank order restores
-    the permuted order), so causal masking stays exact. The cross-entropy
-    valid-token count is summed over `cp`; the sum stays a per-rank partial
-    sum, so the function's loss is marked `glimmer.partial = ["cp"]`: the
-    ranks' losses, and after autodiff their gradients, add up to the global
-    ones. The vision encoder sees no sequence value and stays replicated;
-    `vision_gather` gets no collective. Ops that would need the whole
-    sequence in other ways (reductions or slices along it, GEMMs contracting
-    over it) are reported.
+    Makes a global program rank-local for data and context parallelism. Runs
+    after `glimmer-materialize-mesh` and, under `cp`,
+    `glimmer-prepare-cp-inputs`. Everything computed from integer inputs
+    (vision-bank indices, shifted labels, positions, the CP permutation) stays
+    on the full batch and sequence, so the vision indices remain global rows
+    of the vision bank. Where such a value enters the floating-point
+    computation (under `cp`: each `glimmer.cp_permute`; otherwise the same
+    places `glimmer-prepare-cp-inputs` would permute) it is cut with
+    `glimmer.local_shard`: dimension 0 (the batch, `B / (dp_replicate *
+    dp_shard)` samples per rank) over the data-parallel axes of degree > 1,
+    and the sequence dimension over `cp` (with the head-tail permutation,
+    chunks `r` and `2C-1-r`). Both dimensions are followed through every op,
+    whose result types shrink to the local shape.
 
-    Before (`cp = 2`, after glimmer-prepare-cp-inputs):
+    Attention all-gathers K and V along the sequence on `cp` and reads the
+    keys' positions from the full permuted positions of its samples
+    (all-gathering the slices in rank order restores the permuted order), so
+    causal masking stays exact; samples are independent, so the batch needs
+    no collective. The cross-entropy valid-token count is summed over every
+    token axis (the dp axes and `cp`); the sum stays a per-rank partial sum,
+    so the function's loss is marked `glimmer.partial = [axes]`: the ranks'
+    losses, and after autodiff their gradients, add up to the global ones.
+    The vision encoder sees no token value and stays replicated on every rank
+    (all images); `vision_gather` gets no collective.
+
+    Errors: a batch the data-parallel degree does not divide, no token ids,
+    the `tp` or `pp` axes (not partitioned yet), and ops that would need the
+    whole batch or sequence in other ways (reductions or slices along them,
+    GEMMs contracting over them).
+
+    Before (`dp_shard = 2, cp = 2`, after glimmer-prepare-cp-inputs):
     ```mlir
     %tp = glimmer.cp_permute %tokens dim = 1 cp = 2 balancer = head_tail : tensor<2x16xi64>
     %e = glimmer.embedding %table, %tp : tensor<64x32xf32>, tensor<2x16xi64> -> tensor<2x16x32xf32>
@@ -237,8 +267,85 @@ def GlimmerPartitionCp : Pass<"glimmer-partition-cp", "::mlir::ModuleOp"> {
     After:
     ```mlir
     %tp = glimmer.cp_permute %tokens dim = 1 cp = 2 balancer = head_tail : tensor<2x16xi64>
-    %tl = glimmer.local_shard %tp on @mesh ["cp"] dim = 1 : tensor<2x16xi64> -> tensor<2x8xi64>
-    %e = glimmer.embedding %table, %tl : tensor<64x32xf32>, tensor<2x8xi64> -> tensor<2x8x32xf32>
+    %tb = glimmer.local_shard %tp on @mesh ["dp_shard"] dim = 0 : tensor<2x16xi64> -> tensor<1x16xi64>
+    %tl = glimmer.local_shard %tb on @mesh ["cp"] dim = 1 : tensor<1x16xi64> -> tensor<1x8xi64>
+    %e = glimmer.embedding %table, %tl : tensor<64x32xf32>, tensor<1x8xi64> -> tensor<1x8x32xf32>
+    ```
+  }];
+  let dependentDialects = ["::glimmer::GlimmerDialect"];
+}
+
+def GlimmerShardParams : Pass<"glimmer-shard-params", "::mlir::ModuleOp"> {
+  let summary = "FSDP: shards parameters on dimension 0 over (dp_shard, cp)";
+  let description = [{
+    With `dp_shard > 1`, every trainable parameter (a floating-point argument
+    with `glimmer.param`) whose dimension 0 is divisible by the group size
+    `dp_shard * cp` is held as this rank's piece of that dimension, as
+    torchtitan's FSDP does over `dp_shard` x `cp`: the argument takes the
+    local type and the attributes `glimmer.sharded_dim = 0` and
+    `glimmer.sharded_axes` (the group's axes of degree > 1, in mesh order),
+    and the function all-gathers it right before its first use. Autodiff
+    turns the all-gather into a reduce-scatter, so each rank receives the sum
+    over the group of its piece's gradient, and carries the attributes to the
+    gradient and the optimizer state. Scalars and parameters whose dimension
+    0 is not divisible stay replicated; a remark lists them. Runs after
+    partitioning (parameters are replicated there) and before autodiff.
+    Without `dp_shard` the pass does nothing.
+
+    Before (`dp_shard = 2, cp = 2`):
+    ```mlir
+    func.func @forward(%x: tensor<1x8x32xf32>, %w: tensor<64x32xf32> {glimmer.param = "w"}) -> tensor<1x8x64xf32> {
+      %y = glimmer.linear %x, %w : tensor<1x8x32xf32>, tensor<64x32xf32> -> tensor<1x8x64xf32>
+      return %y : tensor<1x8x64xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @forward(%x: tensor<1x8x32xf32>,
+                       %w: tensor<16x32xf32> {glimmer.param = "w", glimmer.sharded_axes = ["dp_shard", "cp"],
+                                              glimmer.sharded_dim = 0 : i64}) -> tensor<1x8x64xf32> {
+      %wf = glimmer.all_gather %w on @mesh ["dp_shard", "cp"] dim = 0 : tensor<16x32xf32> -> tensor<64x32xf32>
+      %y = glimmer.linear %x, %wf : tensor<1x8x32xf32>, tensor<64x32xf32> -> tensor<1x8x64xf32>
+      return %y : tensor<1x8x64xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::glimmer::GlimmerDialect"];
+}
+
+def GlimmerReducePartials : Pass<"glimmer-reduce-partials", "::mlir::ModuleOp"> {
+  let summary = "Sums per-rank partial results inside the program";
+  let description = [{
+    Runs last, after partitioning and autodiff. A function result marked
+    `glimmer.partial = [axes]` holds, on each rank, a partial sum over the
+    named mesh axes (the loss of a rank's tokens, the gradients that loss
+    gives every replicated parameter). This pass sums each such result once
+    with a `glimmer.all_reduce` over exactly those axes and drops the marker,
+    so every rank returns complete values: the loss and gradient norm each
+    rank reports are the global ones, and each rank can run the optimizer on
+    its own copy (or FSDP piece) of the parameters with no reduction outside
+    the program. For a replicated parameter this is the single gradient
+    reduction (of vision encoder and text parameters alike, over every
+    token axis); a sharded parameter's gradient was already summed over its
+    shard axes by a reduce_scatter and is reduced here only over what
+    remains (`dp_replicate` under HSDP).
+
+    Before (`cp = 2`):
+    ```mlir
+    func.func @grad_step(...) -> (tensor<f32> {glimmer.partial = ["cp"]},
+                                  tensor<8x4xf32> {glimmer.grad = "w", glimmer.partial = ["cp"]}) {
+      ...
+      return %loss, %dw : tensor<f32>, tensor<8x4xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @grad_step(...) -> (tensor<f32>, tensor<8x4xf32> {glimmer.grad = "w"}) {
+      ...
+      %0 = glimmer.all_reduce sum %loss on @mesh ["cp"] : tensor<f32>
+      %1 = glimmer.all_reduce sum %dw on @mesh ["cp"] : tensor<8x4xf32>
+      return %0, %1 : tensor<f32>, tensor<8x4xf32>
+    }
     ```
   }];
   let dependentDialects = ["::glimmer::GlimmerDialect"];

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Generates the programs the GPU integration tests train, on a machine with
+# the compiler (the GPU hosts have no LLVM): f32, AdamW (lr 1e-3), clipping
+# at 1.0, for each fixture unsharded and for the multi-GPU layouts.
+#
+#   integration_test/make-programs.sh [OUTDIR]   (default: .gpu/programs)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/.gpu/programs}
+train=${GLIMMER_TRAIN:-$root/build/bin/glimmer-train}
+mkdir -p "$out"
+translate=${GLIMMER_TRANSLATE:-$root/build/bin/glimmer-translate}
+for model in reference_vlm hf_llava; do
+  # The weights as the programs bind them (the state_dict plus buffers that
+  # TorchScript does not mark as non-persistent).
+  "$translate" --import-torchscript "$root/examples/fixtures/$model.pt" \
+    --example-inputs="$root/examples/fixtures/$model.batch.safetensors" \
+    --weights-out="$out/$model.weights.safetensors" -o /dev/null
+  for layout in "" cp=2 dp_shard=2 ${GLIMMER_EXTRA_LAYOUTS:-}; do
+    name=$model.f32${layout:+.${layout//[=,]/}}
+    "$train" --quiet --steps=0 --max-norm=1.0 --dtype=f32 \
+      "$root/examples/fixtures/$model.pt" \
+      --data="$root/examples/fixtures/$model.batch.safetensors" \
+      ${layout:+--spmd=$layout} --emit-cpp="$out/$name.cpp"
+    echo "wrote $out/$name.cpp"
+  done
+done

@@ -1,0 +1,41 @@
+//===- Pipelines.cpp - The SPMD pass pipeline ----------------------------===//
+//
+// One definition of the pass sequence that turns a global-view program into
+// per-rank programs, shared by glimmer-opt (--glimmer-spmd-pipeline) and
+// the compile-then-train driver, so the two can never drift apart.
+//
+//===----------------------------------------------------------------------===//
+
+#include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void glimmer::buildSpmdPipeline(OpPassManager &pm, llvm::StringRef layout) {
+  GlimmerAttachSpmdOptions attach;
+  attach.layout = layout.str();
+  pm.addPass(createGlimmerAttachSpmd(attach));
+  pm.addPass(createGlimmerMaterializeMesh());
+  pm.addPass(createGlimmerPrepareCpInputs());
+  pm.addPass(createGlimmerPartitionTokens());
+  pm.addPass(createGlimmerShardParams());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void glimmer::buildPostAutodiffPipeline(OpPassManager &pm) {
+  pm.addPass(createGlimmerReducePartials());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void glimmer::registerGlimmerPipelines() {
+  PassPipelineRegistration<>(
+      "glimmer-spmd-pipeline",
+      "Global view -> per-rank program for the SPMD layout (--spmd= or the "
+      "module's glimmer.spmd): attach the layout, materialize the mesh, "
+      "prepare CP inputs, shard the batch over dp and the sequence over cp, "
+      "shard parameters over (dp_shard, cp) (FSDP)",
+      [](OpPassManager &pm) { buildSpmdPipeline(pm); });
+}

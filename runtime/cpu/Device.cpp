@@ -1,0 +1,84 @@
+//===- Device.cpp - Devices and the thread's current device --------------===//
+
+#include "glimmer_rt/Device.h"
+#include "glimmer_rt/Tensor.h"
+
+#ifdef GLIMMER_RT_HAVE_CUDA
+#include "../cuda/CudaBackend.h"
+#endif
+
+#include <cstdlib>
+
+using namespace glimmer_rt;
+
+std::string Device::str() const {
+  return isCuda() ? "cuda:" + std::to_string(index) : "cpu";
+}
+
+bool glimmer_rt::parseDevice(const std::string &text, Device &device) {
+  if (text == "cpu") {
+    device = Device::cpu();
+    return true;
+  }
+  if (text == "cuda") {
+    device = Device::cuda(0);
+    return true;
+  }
+  if (text.rfind("cuda:", 0) != 0 || text.size() == 5 || text.size() > 8)
+    return false;
+  int index = 0;
+  for (char c : text.substr(5)) {
+    if (c < '0' || c > '9')
+      return false;
+    index = index * 10 + (c - '0');
+  }
+  device = Device::cuda(index);
+  return true;
+}
+
+static thread_local Device threadDevice;
+
+Device glimmer_rt::currentDevice() { return threadDevice; }
+
+DeviceScope::DeviceScope(Device device) : previous(threadDevice) {
+  if (device.isCuda()) {
+#ifdef GLIMMER_RT_HAVE_CUDA
+    cuda::setDevice(device.index);
+#else
+    throw RuntimeError("this runtime was built without the CUDA backend");
+#endif
+  }
+  threadDevice = device;
+}
+
+DeviceScope::~DeviceScope() {
+#ifdef GLIMMER_RT_HAVE_CUDA
+  if (previous.isCuda())
+    cuda::setDevice(previous.index);
+#endif
+  threadDevice = previous;
+}
+
+bool glimmer_rt::builtWithCuda() {
+#ifdef GLIMMER_RT_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+int glimmer_rt::cudaDeviceCount() {
+#ifdef GLIMMER_RT_HAVE_CUDA
+  return cuda::deviceCount();
+#else
+  return 0;
+#endif
+}
+
+void glimmer_rt::synchronize(Device device) {
+  if (!device.isCuda())
+    return;
+#ifdef GLIMMER_RT_HAVE_CUDA
+  cuda::synchronize(device.index);
+#endif
+}

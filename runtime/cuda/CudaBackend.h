@@ -1,0 +1,157 @@
+//===- CudaBackend.h - The CUDA backend's entry points ----------*- C++ -*-===//
+//
+// Internal to the runtime: what the device-independent code (Tensor.cpp,
+// Kernels.cpp, the collectives) calls when a tensor lives on a GPU. Plain
+// C++ (no CUDA headers), so host code includes it freely; implemented in
+// cuda/*.cu, compiled only when the runtime is built with CUDA
+// (GLIMMER_RT_HAVE_CUDA).
+//
+// The kernel functions mirror Kernels.h exactly (same names, operands and
+// semantics); Kernels.h's functions forward to them when an operand lives
+// on a GPU. Results are created on the operands' device. Supported element
+// types: F32, F64 and BF16 for floating point (BF16 computes in f32 and
+// rounds the result), I64/I32 for integers, Bool.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GLIMMER_RT_CUDA_CUDABACKEND_H
+#define GLIMMER_RT_CUDA_CUDABACKEND_H
+
+#include "glimmer_rt/Kernels.h"
+
+#include <functional>
+
+namespace glimmer_rt {
+namespace cuda {
+
+// Memory and devices (cuda/Device.cu).
+void *allocate(size_t bytes, int device);
+void deallocate(void *ptr, size_t bytes, int device);
+void releaseCache();
+/// Copies `bytes` between host and/or device memory; returns once the data
+/// is in place (device-to-device copies are queued on the destination's
+/// stream).
+void copy(void *dst, Device dstDevice, const void *src, Device srcDevice,
+          size_t bytes);
+void zero(void *ptr, size_t bytes, int device);
+void setDevice(int device);
+int deviceCount();
+/// Waits for `device`'s stream. The host never blocks inside CUDA while it
+/// waits: it polls the stream and calls the wait hooks between polls, so a
+/// collective whose peer died cannot hang it (a hook throws instead).
+void synchronize(int device);
+
+/// Called repeatedly while the host waits for `device`'s stream, with the
+/// seconds waited so far; throwing gives up the wait (the NCCL
+/// communicators notice a dead peer, an abort or a timeout this way and
+/// abort their communicators, which releases the stream).
+using WaitHook = std::function<void(int device, double secondsWaited)>;
+int addWaitHook(WaitHook hook);
+void removeWaitHook(int id);
+
+// Kernels (cuda/*.cu): the same contract as Kernels.h.
+Tensor full(Device device, DType dtype, const Shape &shape, double value);
+Tensor constant(Device device, DType dtype, const Shape &shape,
+                const std::vector<double> &values);
+Tensor iota(Device device, DType dtype, const Shape &shape, int64_t dim);
+
+Tensor neg(const Tensor &x);
+Tensor exp(const Tensor &x);
+Tensor log(const Tensor &x);
+Tensor sqrt(const Tensor &x);
+Tensor rsqrt(const Tensor &x);
+Tensor tanh(const Tensor &x);
+Tensor erf(const Tensor &x);
+Tensor sigmoid(const Tensor &x);
+Tensor silu(const Tensor &x);
+Tensor relu(const Tensor &x);
+Tensor sin(const Tensor &x);
+Tensor cos(const Tensor &x);
+Tensor gelu(const Tensor &x, bool tanhApproximation);
+Tensor add(const Tensor &a, const Tensor &b);
+Tensor sub(const Tensor &a, const Tensor &b);
+Tensor mul(const Tensor &a, const Tensor &b);
+Tensor div(const Tensor &a, const Tensor &b);
+Tensor max(const Tensor &a, const Tensor &b);
+Tensor min(const Tensor &a, const Tensor &b);
+Tensor pow(const Tensor &a, const Tensor &b);
+Tensor compare(CompareDir dir, const Tensor &a, const Tensor &b);
+Tensor select(const Tensor &cond, const Tensor &a, const Tensor &b);
+Tensor convert(const Tensor &x, DType dtype);
+
+Tensor reduce(Reduction kind, const Tensor &x, const std::vector<int64_t> &dims,
+              bool keepDims);
+Tensor cumsum(const Tensor &x, int64_t dim);
+Tensor softmax(const Tensor &x, int64_t dim);
+Tensor softmaxGrad(const Tensor &grad, const Tensor &y, int64_t dim);
+
+Tensor transpose(const Tensor &x, const std::vector<int64_t> &perm);
+Tensor broadcastInDim(const Tensor &x, const Shape &shape,
+                      const std::vector<int64_t> &dims);
+Tensor slice(const Tensor &x, const std::vector<int64_t> &start,
+             const std::vector<int64_t> &limit,
+             const std::vector<int64_t> &stride);
+Tensor concat(const std::vector<Tensor> &inputs, int64_t dim);
+Tensor pad(const Tensor &x, const std::vector<int64_t> &low,
+           const std::vector<int64_t> &high, double value);
+
+Tensor embedding(const Tensor &table, const Tensor &ids);
+Tensor embeddingGrad(const Tensor &grad, const Tensor &ids,
+                     int64_t numEmbeddings);
+Tensor linear(const Tensor &x, const Tensor &w, const Tensor &bias);
+Tensor matmul(const Tensor &a, const Tensor &b, bool transposeA,
+              bool transposeB);
+Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps);
+std::tuple<Tensor, Tensor> rmsNormGrad(const Tensor &grad, const Tensor &x,
+                                       const Tensor &w, double eps);
+Tensor layerNorm(const Tensor &x, const Tensor &w, const Tensor &b, double eps);
+std::tuple<Tensor, Tensor, Tensor> layerNormGrad(const Tensor &grad,
+                                                 const Tensor &x,
+                                                 const Tensor &w, double eps);
+Tensor rope(const Tensor &x, const Tensor &positions, double theta,
+            RopeStyle style, bool inverse);
+std::tuple<Tensor, Tensor>
+attention(const Tensor &q, const Tensor &k, const Tensor &v,
+          const Tensor &qPositions, const Tensor &kPositions,
+          const Tensor &qDocuments, const Tensor &kDocuments, bool causal,
+          double scale);
+std::tuple<Tensor, Tensor, Tensor>
+attentionGrad(const Tensor &grad, const Tensor &q, const Tensor &k,
+              const Tensor &v, const Tensor &out, const Tensor &lse,
+              const Tensor &qPositions, const Tensor &kPositions,
+              const Tensor &qDocuments, const Tensor &kDocuments, bool causal,
+              double scale);
+std::tuple<Tensor, Tensor> crossEntropy(const Tensor &logits,
+                                        const Tensor &labels,
+                                        int64_t ignoreIndex, DType sumDType);
+Tensor crossEntropyGrad(const Tensor &grad, const Tensor &logits,
+                        const Tensor &labels, int64_t ignoreIndex);
+Tensor conv2d(const Tensor &x, const Tensor &w, const Tensor &bias,
+              const std::vector<int64_t> &stride,
+              const std::vector<int64_t> &padding);
+std::tuple<Tensor, Tensor> conv2dGrad(const Tensor &grad, const Tensor &x,
+                                      const Tensor &w,
+                                      const std::vector<int64_t> &stride,
+                                      const std::vector<int64_t> &padding);
+
+std::tuple<Tensor, Tensor, Tensor>
+adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
+            const Tensor &expAvgSq, const Tensor &step, double lr,
+            double beta1, double beta2, double eps, double weightDecay);
+Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
+                 double weightDecay);
+
+Tensor visionBankIndices(const Tensor &tokens, int64_t imageTokenId);
+Tensor visionGather(const Tensor &embeds, const Tensor &bank,
+                    const Tensor &indices);
+std::tuple<Tensor, Tensor> visionGatherGrad(const Tensor &grad,
+                                            const Tensor &indices,
+                                            int64_t bankRows);
+
+Tensor cpPermute(const Tensor &x, int64_t dim, int64_t cp, Balancer balancer,
+                 bool inverse);
+
+} // namespace cuda
+} // namespace glimmer_rt
+
+#endif // GLIMMER_RT_CUDA_CUDABACKEND_H

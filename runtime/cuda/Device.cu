@@ -1,0 +1,266 @@
+//===- Device.cu - CUDA memory, streams and copies -----------------------===//
+//
+// A caching allocator per device (the same bucket scheme as the host's:
+// powers of two up to 1 MiB, multiples of 1 MiB above) over cudaMalloc.
+// Every device has one stream and all of its work is queued there, so a
+// block freed on the host may be handed out again at once: whatever runs
+// next on it is ordered after the work that used it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.cuh"
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace glimmer_rt {
+namespace cuda {
+
+void checkCuda(cudaError_t status, const char *what) {
+  if (status != cudaSuccess)
+    throw RuntimeError(std::string("CUDA error in ") + what + ": " +
+                       cudaGetErrorString(status));
+}
+
+namespace {
+
+constexpr size_t kGranule = size_t(1) << 20;
+
+size_t bucketSize(size_t bytes) {
+  if (bytes <= 512)
+    return 512;
+  if (bytes <= kGranule) {
+    size_t b = 512;
+    while (b < bytes)
+      b <<= 1;
+    return b;
+  }
+  return (bytes + kGranule - 1) / kGranule * kGranule;
+}
+
+struct DeviceState {
+  std::mutex mutex;
+  std::unordered_map<size_t, std::vector<void *>> freeLists;
+  cudaStream_t stream = nullptr;
+};
+
+constexpr int kMaxDevices = 64;
+
+/// Never destroyed: buffers of static objects may be freed after main.
+DeviceState &state(int device) {
+  static DeviceState *states = new DeviceState[kMaxDevices];
+  if (device < 0 || device >= kMaxDevices)
+    throw RuntimeError("CUDA device index " + std::to_string(device) +
+                       " is out of range");
+  return states[device];
+}
+
+/// Sets `device` current for the scope, restoring the previous one.
+struct DeviceGuard {
+  explicit DeviceGuard(int device) {
+    GLIMMER_CUDA_CHECK(cudaGetDevice(&previous));
+    if (previous != device)
+      GLIMMER_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~DeviceGuard() { cudaSetDevice(previous); }
+  int previous = 0;
+};
+
+void releaseDevice(int device, DeviceState &s) {
+  std::unordered_map<size_t, std::vector<void *>> lists;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    lists.swap(s.freeLists);
+  }
+  if (lists.empty())
+    return;
+  DeviceGuard guard(device);
+  cudaDeviceSynchronize();
+  for (auto &entry : lists)
+    for (void *p : entry.second)
+      cudaFree(p);
+}
+
+} // namespace
+
+cudaStream_t stream(int device) {
+  DeviceState &s = state(device);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.stream) {
+    DeviceGuard guard(device);
+    GLIMMER_CUDA_CHECK(
+        cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+  }
+  return s.stream;
+}
+
+void *allocate(size_t bytes, int device) {
+  size_t bucket = bucketSize(bytes);
+  DeviceState &s = state(device);
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto it = s.freeLists.find(bucket);
+    if (it != s.freeLists.end() && !it->second.empty()) {
+      void *p = it->second.back();
+      it->second.pop_back();
+      return p;
+    }
+  }
+  DeviceGuard guard(device);
+  void *p = nullptr;
+  if (cudaMalloc(&p, bucket) != cudaSuccess) {
+    cudaGetLastError(); // clear the sticky-free error state
+    releaseDevice(device, s);
+    if (cudaMalloc(&p, bucket) != cudaSuccess) {
+      cudaGetLastError();
+      throw RuntimeError("out of GPU memory allocating " +
+                         std::to_string(bucket) + " bytes on cuda:" +
+                         std::to_string(device));
+    }
+  }
+  return p;
+}
+
+void deallocate(void *ptr, size_t bytes, int device) {
+  if (!ptr)
+    return;
+  DeviceState &s = state(device);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.freeLists[bucketSize(bytes)].push_back(ptr);
+}
+
+void releaseCache() {
+  int n = deviceCount();
+  for (int d = 0; d < n && d < kMaxDevices; ++d)
+    releaseDevice(d, state(d));
+}
+
+void copy(void *dst, Device dstDevice, const void *src, Device srcDevice,
+          size_t bytes) {
+  if (!bytes)
+    return;
+  if (dstDevice.isCuda() && srcDevice.isCuda()) {
+    cudaStream_t s = stream(dstDevice.index);
+    if (dstDevice.index == srcDevice.index) {
+      DeviceGuard guard(dstDevice.index);
+      GLIMMER_CUDA_CHECK(
+          cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s));
+      return;
+    }
+    // The source's pending work must finish before another device reads it.
+    synchronize(srcDevice.index);
+    DeviceGuard guard(dstDevice.index);
+    GLIMMER_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dstDevice.index, src,
+                                           srcDevice.index, bytes, s));
+    synchronize(dstDevice.index);
+    return;
+  }
+  int device = dstDevice.isCuda() ? dstDevice.index : srcDevice.index;
+  cudaStream_t s = stream(device);
+  DeviceGuard guard(device);
+  // A copy to or from pageable host memory blocks inside CUDA until the
+  // stream drains; draining it first, by polling, keeps a collective whose
+  // peer died from hanging the host (the wait hooks run while we poll).
+  synchronize(device);
+  GLIMMER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s));
+  // Host memory is pageable and may be reused by the caller right away.
+  synchronize(device);
+}
+
+void zero(void *ptr, size_t bytes, int device) {
+  if (!bytes)
+    return;
+  DeviceGuard guard(device);
+  GLIMMER_CUDA_CHECK(cudaMemsetAsync(ptr, 0, bytes, stream(device)));
+}
+
+void setDevice(int device) { GLIMMER_CUDA_CHECK(cudaSetDevice(device)); }
+
+int deviceCount() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+namespace {
+std::mutex hookMutex;
+std::map<int, WaitHook> &hooks() {
+  static auto *h = new std::map<int, WaitHook>();
+  return *h;
+}
+int nextHook = 0;
+} // namespace
+
+int addWaitHook(WaitHook hook) {
+  std::lock_guard<std::mutex> lock(hookMutex);
+  hooks()[nextHook] = std::move(hook);
+  return nextHook++;
+}
+
+void removeWaitHook(int id) {
+  std::lock_guard<std::mutex> lock(hookMutex);
+  hooks().erase(id);
+}
+
+void synchronize(int device) {
+  DeviceGuard guard(device);
+  cudaStream_t s = stream(device);
+  auto start = std::chrono::steady_clock::now();
+  int polls = 0;
+  while (true) {
+    cudaError_t status = cudaStreamQuery(s);
+    if (status == cudaSuccess)
+      return;
+    if (status != cudaErrorNotReady)
+      checkCuda(status, "waiting for the device");
+    double waited = std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+    std::vector<WaitHook> current;
+    {
+      std::lock_guard<std::mutex> lock(hookMutex);
+      for (auto &entry : hooks())
+        current.push_back(entry.second);
+    }
+    for (WaitHook &hook : current)
+      hook(device, waited);
+    // Spin briefly (short kernels), then back off to keep a core free.
+    if (++polls > 1000)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+Ctx::Ctx(const char *op, std::initializer_list<const Tensor *> operands)
+    : op(op) {
+  bool found = false;
+  for (const Tensor *t : operands) {
+    if (!t || !t->defined())
+      continue;
+    if (!found) {
+      device = t->device();
+      found = true;
+    } else if (t->device() != device) {
+      fail(op, "operands live on different devices (" + device.str() +
+                   " and " + t->device().str() + ")");
+    }
+  }
+  if (!found)
+    device = currentDevice();
+  if (!device.isCuda())
+    fail(op, "expects operands on a CUDA device");
+  int current = -1;
+  GLIMMER_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != device.index)
+    GLIMMER_CUDA_CHECK(cudaSetDevice(device.index));
+  stream = cuda::stream(device.index);
+}
+
+} // namespace cuda
+} // namespace glimmer_rt

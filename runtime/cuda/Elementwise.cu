@@ -1,0 +1,580 @@
+//===- Elementwise.cu - CUDA creation and elementwise kernels -------------===//
+//
+// full, constant, iota and the elementwise ops of Kernels.h on a GPU, with
+// the CPU kernels' semantics: floating-point ops compute in the tensor's
+// precision (f32 for bf16), integer arithmetic wraps around, integer
+// division truncates toward zero, max/min propagate NaN, and conversions
+// are bit for bit the CPU's (ElementwiseUtil.cuh). One grid-stride kernel
+// per op over the flattened tensor; operands are contiguous, so accesses
+// are coalesced.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ElementwiseUtil.cuh"
+
+namespace glimmer_rt {
+namespace cuda {
+
+using namespace util;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Fill and creation kernels
+//===----------------------------------------------------------------------===//
+
+template <typename E>
+__global__ void fillKernel(E *out, int64_t n, E value) {
+  for (int64_t i = gridStart(); i < n; i += gridStride())
+    out[i] = value;
+}
+
+__global__ void iotaKernel(DType dtype, void *out, int64_t n, int64_t len,
+                           int64_t inner) {
+  for (int64_t i = gridStart(); i < n; i += gridStride())
+    storeScalar(dtype, out, i, {false, 0, (i / inner) % len});
+}
+
+__global__ void convertKernel(DType from, const void *in, DType to, void *out,
+                              int64_t n) {
+  for (int64_t i = gridStart(); i < n; i += gridStride())
+    storeScalar(to, out, i, loadScalar(from, in, i));
+}
+
+/// The same with both types known at compile time: the switches fold and
+/// the unused half of the conversion disappears (the common pairs).
+template <DType From, DType To>
+__global__ void convertTypedKernel(const void *in, void *out, int64_t n) {
+  for (int64_t i = gridStart(); i < n; i += gridStride())
+    storeScalar(To, out, i, loadScalar(From, in, i));
+}
+
+//===----------------------------------------------------------------------===//
+// Math functions (explicit f32/f64 overloads; the names are qualified
+// because the backend's own exp, log, ... hide the global ones here)
+//===----------------------------------------------------------------------===//
+
+__device__ __forceinline__ float mExp(float v) { return ::expf(v); }
+__device__ __forceinline__ double mExp(double v) { return ::exp(v); }
+__device__ __forceinline__ float mLog(float v) { return ::logf(v); }
+__device__ __forceinline__ double mLog(double v) { return ::log(v); }
+__device__ __forceinline__ float mSqrt(float v) { return ::sqrtf(v); }
+__device__ __forceinline__ double mSqrt(double v) { return ::sqrt(v); }
+__device__ __forceinline__ float mTanh(float v) { return ::tanhf(v); }
+__device__ __forceinline__ double mTanh(double v) { return ::tanh(v); }
+__device__ __forceinline__ float mErf(float v) { return ::erff(v); }
+__device__ __forceinline__ double mErf(double v) { return ::erf(v); }
+__device__ __forceinline__ float mSin(float v) { return ::sinf(v); }
+__device__ __forceinline__ double mSin(double v) { return ::sin(v); }
+__device__ __forceinline__ float mCos(float v) { return ::cosf(v); }
+__device__ __forceinline__ double mCos(double v) { return ::cos(v); }
+__device__ __forceinline__ float mPow(float a, float b) { return ::powf(a, b); }
+__device__ __forceinline__ double mPow(double a, double b) {
+  return ::pow(a, b);
+}
+
+constexpr double kSqrt2 = 1.41421356237309504880;         // sqrt(2)
+constexpr double kSqrtHalf = 0.70710678118654752440;      // 1/sqrt(2)
+constexpr double kTwoOverSqrtPi = 1.12837916709551257390; // 2/sqrt(pi)
+
+// Unary functors, applied to the compute type (float or double; integers
+// for neg and relu). The formulas are the CPU's.
+struct Exp {
+  template <typename A>
+  __device__ A operator()(A v) const {
+    return mExp(v);
+  }
+};
+struct Log {
+  template <typename A>
+  __device__ A operator()(A v) const {
+    return mLog(v);
+  }
+};
+struct Sqrt {
+  template <typename A>
+  __device__ A operator()(A v) const {
+    return mSqrt(v);
+  }
+};
+struct Rsqrt {
+  template <typename A>
+  __device__ A operator()(A v) const {
+    return A(1) / mSqrt(v);
+  }
+};
+struct Tanh {
+  template <typename A>
+  __device__ A operator()(A v) const {
+    return mTanh(v);
+  }
+};
+struct Erf {
+  template <typename A>
+  __device__ A operator()(A v) const {
+    return mErf(v);
+  }
+};
+struct Sigmoid {
+  template <typename A>
+  __device__ A operator()(A v) const {
+    return A(1) / (A(1) + mExp(-v));
+  }
+};
+struct Silu {
+  template <typename A>
+  __device__ A operator()(A v) const {
+    return v / (A(1) + mExp(-v));
+  }
+};
+struct Sin {
+  template <typename A>
+  __device__ A operator()(A v) const {
+    return mSin(v);
+  }
+};
+struct Cos {
+  template <typename A>
+  __device__ A operator()(A v) const {
+    return mCos(v);
+  }
+};
+/// PyTorch: x * 0.5 * (1 + erf(x / sqrt(2)))
+struct Gelu {
+  template <typename A>
+  __device__ A operator()(A v) const {
+    return v * A(0.5) * (A(1) + mErf(v * A(kSqrtHalf)));
+  }
+};
+/// PyTorch: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
+struct GeluTanh {
+  template <typename A>
+  __device__ A operator()(A v) const {
+    const A beta = A(kSqrt2 * kTwoOverSqrtPi * 0.5), kappa = A(0.044715);
+    A inner = beta * (v + kappa * v * v * v);
+    return A(0.5) * v * (A(1) + mTanh(inner));
+  }
+};
+/// 0 - x (so neg(0.0) is +0.0, as on the CPU); wraps for integers.
+struct Neg {
+  template <typename A>
+  __device__ A operator()(A v) const {
+    return wrapSub(A(0), v);
+  }
+};
+struct Relu {
+  template <typename A>
+  __device__ A operator()(A v) const {
+    return (v > A(0) || isNan(v)) ? v : A(0);
+  }
+};
+
+template <typename T, typename F>
+__global__ void unaryKernel(const T *x, T *y, int64_t n, F f) {
+  for (int64_t i = gridStart(); i < n; i += gridStride())
+    st(y + i, f(ld(x + i)));
+}
+
+// Binary functors.
+struct Add {
+  template <typename A>
+  __device__ A operator()(A a, A b) const {
+    return wrapAdd(a, b);
+  }
+};
+struct Sub {
+  template <typename A>
+  __device__ A operator()(A a, A b) const {
+    return wrapSub(a, b);
+  }
+};
+struct Mul {
+  template <typename A>
+  __device__ A operator()(A a, A b) const {
+    return wrapMul(a, b);
+  }
+};
+/// Integer division by zero is flagged (the host throws); INT_MIN / -1
+/// wraps around; C++ division truncates toward zero.
+struct Div {
+  unsigned long long *flag;
+  template <typename A>
+  __device__ A operator()(A a, A b) const {
+    if constexpr (std::is_integral_v<A>) {
+      if (b == 0) {
+        flagError(flag, 0);
+        return 0;
+      }
+      if (a == std::numeric_limits<A>::min() && b == A(-1))
+        return a;
+      return A(a / b);
+    } else {
+      return a / b;
+    }
+  }
+};
+/// Integer powers by squaring (wrapping); negative exponents are flagged.
+struct Pow {
+  unsigned long long *flag;
+  template <typename A>
+  __device__ A operator()(A a, A b) const {
+    if constexpr (std::is_integral_v<A>) {
+      if (b < 0) {
+        flagError(flag, 0);
+        return 0;
+      }
+      A result = 1, base = a;
+      for (A e = b; e > 0; e >>= 1) {
+        if (e & 1)
+          result = wrapMul(result, base);
+        base = wrapMul(base, base);
+      }
+      return result;
+    } else {
+      return mPow(a, b);
+    }
+  }
+};
+
+template <typename T, typename F>
+__global__ void binaryKernel(const T *a, const T *b, T *y, int64_t n, F f) {
+  for (int64_t i = gridStart(); i < n; i += gridStride())
+    st(y + i, f(ld(a + i), ld(b + i)));
+}
+
+/// max/min: copies the chosen operand's element itself (NaN payloads and
+/// bf16 bits survive). A NaN operand wins, the lhs first, as torch.maximum.
+template <typename T, bool IsMax>
+__global__ void pickKernel(const T *a, const T *b, T *y, int64_t n) {
+  for (int64_t i = gridStart(); i < n; i += gridStride()) {
+    acc_t<T> x = ld(a + i), z = ld(b + i);
+    bool takeA;
+    if (isNan(x) || isNan(z))
+      takeA = isNan(x);
+    else
+      takeA = IsMax ? x > z : x < z;
+    y[i] = takeA ? a[i] : b[i];
+  }
+}
+
+template <typename T>
+__global__ void compareKernel(CompareDir dir, const T *a, const T *b,
+                              uint8_t *y, int64_t n) {
+  for (int64_t i = gridStart(); i < n; i += gridStride()) {
+    acc_t<T> x = ld(a + i), z = ld(b + i);
+    bool r = false;
+    switch (dir) {
+    case CompareDir::EQ:
+      r = x == z;
+      break;
+    case CompareDir::NE:
+      r = x != z;
+      break;
+    case CompareDir::LT:
+      r = x < z;
+      break;
+    case CompareDir::LE:
+      r = x <= z;
+      break;
+    case CompareDir::GT:
+      r = x > z;
+      break;
+    case CompareDir::GE:
+      r = x >= z;
+      break;
+    }
+    y[i] = r;
+  }
+}
+
+template <typename E>
+__global__ void selectKernel(const uint8_t *cond, const E *a, const E *b, E *y,
+                             int64_t n) {
+  for (int64_t i = gridStart(); i < n; i += gridStride())
+    y[i] = cond[i] ? a[i] : b[i];
+}
+
+//===----------------------------------------------------------------------===//
+// Host wrappers
+//===----------------------------------------------------------------------===//
+
+template <typename F>
+Tensor unaryFloat(const char *op, const Tensor &x, F f) {
+  Ctx c(op, {&x});
+  requireFloat(op, x, "input");
+  return dispatchFloat(op, x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    Tensor y = c.empty(x.dtype(), x.shape());
+    launch(c, x.numel(), unaryKernel<T, F>, x.data<T>(), y.data<T>(), x.numel(),
+           f);
+    return y;
+  });
+}
+
+template <typename F>
+Tensor unaryNumeric(const char *op, const Tensor &x, F f) {
+  Ctx c(op, {&x});
+  requireNumeric(op, x, "input");
+  return dispatchNumeric(op, x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    Tensor y = c.empty(x.dtype(), x.shape());
+    launch(c, x.numel(), unaryKernel<T, F>, x.data<T>(), y.data<T>(), x.numel(),
+           f);
+    return y;
+  });
+}
+
+/// The CPU's binary checks: lhs defined, rhs like lhs, numeric dtype.
+void checkBinary(const char *op, const Tensor &a, const Tensor &b) {
+  requireDefined(op, a, "lhs");
+  requireLike(op, b, "rhs", a, "lhs");
+  requireNumeric(op, a, "operands");
+}
+
+template <typename F>
+Tensor binaryNumeric(const char *op, const Tensor &a, const Tensor &b, F f) {
+  Ctx c(op, {&a, &b});
+  checkBinary(op, a, b);
+  return dispatchNumeric(op, a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    Tensor y = c.empty(a.dtype(), a.shape());
+    launch(c, a.numel(), binaryKernel<T, F>, a.data<T>(), b.data<T>(),
+           y.data<T>(), a.numel(), f);
+    return y;
+  });
+}
+
+/// div and pow: integer operands can fail on their values, which the
+/// kernel flags; the host waits for it only then.
+template <typename F>
+Tensor binaryChecked(const char *op, const Tensor &a, const Tensor &b,
+                     const char *message) {
+  Ctx c(op, {&a, &b});
+  checkBinary(op, a, b);
+  if (!isIntType(a.dtype()) || a.numel() == 0)
+    return binaryNumeric(op, a, b, F{nullptr});
+  ErrorFlag flag(c);
+  Tensor y = binaryNumeric(op, a, b, F{flag.get()});
+  check(flag.first() < 0, op, message);
+  return y;
+}
+
+bool isCommonType(DType dtype) {
+  return dtype == DType::F64 || dtype == DType::F32 || dtype == DType::BF16 ||
+         dtype == DType::I64 || dtype == DType::I32 || dtype == DType::Bool;
+}
+
+/// Calls `f(tag)` with tag a std::integral_constant of `dtype`, one of the
+/// common types (isCommonType).
+template <typename F>
+void withCommonType(DType dtype, F &&f) {
+  switch (dtype) {
+  case DType::F64:
+    return f(std::integral_constant<DType, DType::F64>{});
+  case DType::F32:
+    return f(std::integral_constant<DType, DType::F32>{});
+  case DType::BF16:
+    return f(std::integral_constant<DType, DType::BF16>{});
+  case DType::I64:
+    return f(std::integral_constant<DType, DType::I64>{});
+  case DType::I32:
+    return f(std::integral_constant<DType, DType::I32>{});
+  default:
+    return f(std::integral_constant<DType, DType::Bool>{});
+  }
+}
+
+void launchConvert(const Ctx &c, DType from, const void *in, DType to,
+                   void *out, int64_t n) {
+  if (!isCommonType(from) || !isCommonType(to)) {
+    launch(c, n, convertKernel, from, in, to, out, n);
+    return;
+  }
+  withCommonType(from, [&](auto f) {
+    withCommonType(to, [&](auto t) {
+      launch(c, n, convertTypedKernel<decltype(f)::value, decltype(t)::value>,
+             in, out, n);
+    });
+  });
+}
+
+template <bool IsMax>
+Tensor pick(const char *op, const Tensor &a, const Tensor &b) {
+  Ctx c(op, {&a, &b});
+  checkBinary(op, a, b);
+  return dispatchNumeric(op, a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    Tensor y = c.empty(a.dtype(), a.shape());
+    launch(c, a.numel(), pickKernel<T, IsMax>, a.data<T>(), b.data<T>(),
+           y.data<T>(), a.numel());
+    return y;
+  });
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Fill (shared with Shape.cu's pad)
+//===----------------------------------------------------------------------===//
+
+void util::fillValue(const Ctx &c, Tensor &t, double value) {
+  int64_t n = t.numel();
+  if (n == 0)
+    return;
+  // The element's bytes, converted on the host exactly as the CPU does.
+  uint64_t pattern = 0;
+  storeScalar(t.dtype(), &pattern, 0, {true, value, 0});
+  if (pattern == 0) {
+    GLIMMER_CUDA_CHECK(cudaMemsetAsync(t.raw(), 0, t.nbytes(), c.stream));
+    return;
+  }
+  dispatchBytes(c.op, dtypeSize(t.dtype()), [&](auto tag) {
+    using E = decltype(tag);
+    if constexpr (sizeof(E) <= sizeof(pattern)) {
+      E v;
+      std::memcpy(&v, &pattern, sizeof(E));
+      launch(c, n, fillKernel<E>, static_cast<E *>(t.raw()), n, v);
+    }
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Creation
+//===----------------------------------------------------------------------===//
+
+Tensor full(Device device, DType dtype, const Shape &shape, double value) {
+  DeviceScope scope(device);
+  Ctx c("full", {});
+  Tensor t = c.empty(dtype, shape);
+  fillValue(c, t, value);
+  return t;
+}
+
+Tensor constant(Device device, DType dtype, const Shape &shape,
+                const std::vector<double> &values) {
+  DeviceScope scope(device);
+  Ctx c("constant", {});
+  Tensor t = c.empty(dtype, shape);
+  check(int64_t(values.size()) == t.numel(), "constant",
+        std::to_string(values.size()) + " values for shape " +
+            shapeString(shape) + " of " + std::to_string(t.numel()) +
+            " elements");
+  // Converted on the host (the CPU's rules), then one copy.
+  std::vector<uint8_t> host(t.nbytes());
+  for (int64_t i = 0; i < t.numel(); ++i)
+    storeScalar(dtype, host.data(), i, {true, values[size_t(i)], 0});
+  copy(t.raw(), t.device(), host.data(), Device::cpu(), host.size());
+  return t;
+}
+
+Tensor iota(Device device, DType dtype, const Shape &shape, int64_t dim) {
+  DeviceScope scope(device);
+  Ctx c("iota", {});
+  requireDim("iota", dim, int64_t(shape.size()));
+  Tensor t = c.empty(dtype, shape);
+  Around a = around(shape, dim);
+  launch(c, t.numel(), iotaKernel, dtype, t.raw(), t.numel(), a.len, a.inner);
+  return t;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+Tensor neg(const Tensor &x) { return unaryNumeric("neg", x, Neg{}); }
+Tensor exp(const Tensor &x) { return unaryFloat("exp", x, Exp{}); }
+Tensor log(const Tensor &x) { return unaryFloat("log", x, Log{}); }
+Tensor sqrt(const Tensor &x) { return unaryFloat("sqrt", x, Sqrt{}); }
+Tensor rsqrt(const Tensor &x) { return unaryFloat("rsqrt", x, Rsqrt{}); }
+Tensor tanh(const Tensor &x) { return unaryFloat("tanh", x, Tanh{}); }
+Tensor erf(const Tensor &x) { return unaryFloat("erf", x, Erf{}); }
+Tensor sigmoid(const Tensor &x) { return unaryFloat("sigmoid", x, Sigmoid{}); }
+Tensor silu(const Tensor &x) { return unaryFloat("silu", x, Silu{}); }
+Tensor relu(const Tensor &x) { return unaryNumeric("relu", x, Relu{}); }
+Tensor sin(const Tensor &x) { return unaryFloat("sin", x, Sin{}); }
+Tensor cos(const Tensor &x) { return unaryFloat("cos", x, Cos{}); }
+Tensor gelu(const Tensor &x, bool tanhApproximation) {
+  if (tanhApproximation)
+    return unaryFloat("gelu", x, GeluTanh{});
+  return unaryFloat("gelu", x, Gelu{});
+}
+
+Tensor add(const Tensor &a, const Tensor &b) {
+  return binaryNumeric("add", a, b, Add{});
+}
+Tensor sub(const Tensor &a, const Tensor &b) {
+  return binaryNumeric("sub", a, b, Sub{});
+}
+Tensor mul(const Tensor &a, const Tensor &b) {
+  return binaryNumeric("mul", a, b, Mul{});
+}
+Tensor div(const Tensor &a, const Tensor &b) {
+  return binaryChecked<Div>("div", a, b, "integer division by zero");
+}
+Tensor max(const Tensor &a, const Tensor &b) { return pick<true>("max", a, b); }
+Tensor min(const Tensor &a, const Tensor &b) {
+  return pick<false>("min", a, b);
+}
+Tensor pow(const Tensor &a, const Tensor &b) {
+  return binaryChecked<Pow>(
+      "pow", a, b, "integers to negative integer powers are not allowed");
+}
+
+Tensor compare(CompareDir dir, const Tensor &a, const Tensor &b) {
+  const char *op = "compare";
+  Ctx c(op, {&a, &b});
+  requireDefined(op, a, "lhs");
+  requireLike(op, b, "rhs", a, "lhs");
+  check(a.dtype() == DType::Bool || isFloatType(a.dtype()) ||
+            isIntType(a.dtype()),
+        op,
+        "expects operands of type bf16, f32, f64, i32, i64 or bool, got " +
+            a.describe());
+  check(dir >= CompareDir::EQ && dir <= CompareDir::GE, op,
+        "unknown comparison");
+  Tensor y = c.empty(DType::Bool, a.shape());
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    launch(c, a.numel(), compareKernel<T>, dir, a.data<T>(), b.data<T>(),
+           y.data<uint8_t>(), a.numel());
+    return 0;
+  };
+  if (a.dtype() == DType::Bool)
+    run(uint8_t{});
+  else
+    dispatchNumeric(op, a.dtype(), run);
+  return y;
+}
+
+Tensor select(const Tensor &cond, const Tensor &a, const Tensor &b) {
+  const char *op = "select";
+  Ctx c(op, {&cond, &a, &b});
+  requireDefined(op, cond, "condition");
+  requireDefined(op, a, "on_true");
+  requireLike(op, b, "on_false", a, "on_true");
+  check(cond.dtype() == DType::Bool, op,
+        "expects a bool condition, got " + cond.describe());
+  requireShape(op, cond, "condition", a.shape());
+  Tensor y = c.empty(a.dtype(), a.shape());
+  dispatchBytes(op, dtypeSize(a.dtype()), [&](auto tag) {
+    using E = decltype(tag);
+    launch(c, a.numel(), selectKernel<E>, cond.data<uint8_t>(), a.data<E>(),
+           b.data<E>(), y.data<E>(), a.numel());
+  });
+  return y;
+}
+
+Tensor convert(const Tensor &x, DType dtype) {
+  const char *op = "convert";
+  Ctx c(op, {&x});
+  requireDefined(op, x, "input");
+  check(dtypeSize(dtype) != 0, op, "unknown result type");
+  if (dtype == x.dtype())
+    return x.clone();
+  Tensor y = c.empty(dtype, x.shape());
+  launchConvert(c, x.dtype(), x.raw(), dtype, y.raw(), x.numel());
+  return y;
+}
+
+} // namespace cuda
+} // namespace glimmer_rt

@@ -1,0 +1,504 @@
+//===- Gemm.cu - cuBLAS-backed linear, matmul and conv2d ------------------===//
+//
+// The contractions of the CUDA backend, all through cuBLAS: one handle per
+// device (created on first use, never destroyed, like the device streams),
+// bound to the device's stream before every call. Tensors are row-major, so
+// C = op(A) op(B) is computed as C^T = op(B)^T op(A)^T in cuBLAS's
+// column-major view, which needs no copies.
+//
+// Precision: f32 GEMMs run in pedantic math mode with CUBLAS_COMPUTE_32F
+// (never TF32), so they agree with an f32 CPU GEMM; f64 uses
+// CUBLAS_COMPUTE_64F; bf16 reads and writes bf16 and accumulates in f32
+// (split-K reductions in f32 as well).
+//
+// conv2d lowers to im2col + GEMM: a "patch matrix" [images * pixels, C*KH*KW]
+// holds one row per output pixel, so the forward pass is one strided-batched
+// GEMM with the weight, and the weight gradient one GEMM whose contraction
+// runs over all images and pixels. The input gradient is a GEMM into patch
+// space followed by a gather (col2im) that sums each input element's
+// contributions in a fixed order, so everything is deterministic.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.cuh"
+
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <climits>
+#include <mutex>
+
+namespace glimmer_rt {
+namespace cuda {
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Checks (the CPU kernels' messages, with bf16 among the float types)
+//===----------------------------------------------------------------------===//
+
+bool isFloatType(DType t) {
+  return t == DType::F32 || t == DType::F64 || t == DType::BF16;
+}
+
+void requireDefined(const char *op, const Tensor &t, const char *name) {
+  check(t.defined(), op, std::string("missing ") + name);
+}
+
+void requireFloat(const char *op, const Tensor &t, const char *name) {
+  requireDefined(op, t, name);
+  check(isFloatType(t.dtype()), op,
+        std::string("expects ") + name + " of type f32, f64 or bf16, got " +
+            t.describe());
+}
+
+void requireRank(const char *op, const Tensor &t, const char *name,
+                 int64_t rank) {
+  check(t.rank() == rank, op,
+        std::string("expects ") + name + " of rank " + std::to_string(rank) +
+            ", got " + t.describe());
+}
+
+void requireShape(const char *op, const Tensor &t, const char *name,
+                  const Shape &shape) {
+  check(t.shape() == shape, op,
+        std::string("expects ") + name + " of shape " + shapeString(shape) +
+            ", got " + t.describe());
+}
+
+//===----------------------------------------------------------------------===//
+// cuBLAS handles and the GEMM wrapper
+//===----------------------------------------------------------------------===//
+
+constexpr int kMaxDevices = 64;
+
+/// A device's handle and the lock that serializes binding it to the stream
+/// and enqueueing a call (the calls only enqueue, so the lock is short).
+struct HandleSlot {
+  std::mutex mutex;
+  cublasHandle_t handle = nullptr;
+};
+
+/// Never destroyed: handles of a static object may be used after main.
+HandleSlot &handleSlot(int device) {
+  static HandleSlot *slots = new HandleSlot[kMaxDevices];
+  if (device < 0 || device >= kMaxDevices)
+    throw RuntimeError("CUDA device index " + std::to_string(device) +
+                       " is out of range");
+  return slots[device];
+}
+
+void checkCublas(cublasStatus_t status, const char *op, const char *what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    fail(op, std::string("cuBLAS error in ") + what + ": " +
+                 cublasGetStatusString(status));
+}
+
+cudaDataType_t cudaType(DType t) {
+  switch (t) {
+  case DType::F64:
+    return CUDA_R_64F;
+  case DType::BF16:
+    return CUDA_R_16BF;
+  default:
+    return CUDA_R_32F;
+  }
+}
+
+/// One operand of a GEMM: row-major element (r, c) of op(X) lives at
+/// ptr[r * ld + c], or ptr[c * ld + r] when transposed; consecutive batch
+/// entries are `stride` elements apart.
+struct Operand {
+  const void *ptr;
+  bool transposed;
+  int64_t ld;
+  int64_t stride;
+};
+
+const void *advance(const void *p, int64_t elements, size_t elemSize) {
+  return static_cast<const char *>(p) + elements * int64_t(elemSize);
+}
+
+/// C[b] (= or +=) op(A[b]) op(B[b]) for b < batch, with C [M, N] row-major
+/// (leading dimension ldc, batch stride strideC) and contraction length K.
+/// Sizes must be positive. Batches and rows beyond cuBLAS's int range are
+/// split into several calls.
+void gemm(const Ctx &c, DType dtype, int64_t M, int64_t N, int64_t K,
+          const Operand &A, const Operand &B, void *C, int64_t ldc,
+          int64_t strideC, int64_t batch, bool accumulate) {
+  const char *op = c.op;
+  const int64_t kIntMax = INT_MAX;
+  check(N <= kIntMax && K <= kIntMax && A.ld <= kIntMax && B.ld <= kIntMax &&
+            ldc <= kIntMax,
+        op, "matrix dimensions exceed cuBLAS's 32-bit range");
+  size_t es = dtypeSize(dtype);
+  cudaDataType_t type = cudaType(dtype);
+  bool isDouble = dtype == DType::F64;
+  cublasComputeType_t compute =
+      isDouble ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+  // f32 must not use TF32 (nor any reduced-precision path): pedantic mode.
+  // bf16 may use tensor cores but reduces split-K partials in f32.
+  cublasMath_t math =
+      dtype == DType::BF16
+          ? cublasMath_t(CUBLAS_DEFAULT_MATH |
+                         CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)
+          : CUBLAS_PEDANTIC_MATH;
+  const float oneF = 1.0f, zeroF = 0.0f;
+  const double oneD = 1.0, zeroD = 0.0;
+  const void *alpha = isDouble ? static_cast<const void *>(&oneD)
+                               : static_cast<const void *>(&oneF);
+  const void *beta = accumulate
+                         ? (isDouble ? static_cast<const void *>(&oneD)
+                                     : static_cast<const void *>(&oneF))
+                         : (isDouble ? static_cast<const void *>(&zeroD)
+                                     : static_cast<const void *>(&zeroF));
+  // Column-major view: C^T [N, M] = op(B)^T [N, K] * op(A)^T [K, M].
+  cublasOperation_t opB = B.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opA = A.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+
+  HandleSlot &slot = handleSlot(c.device.index);
+  std::lock_guard<std::mutex> lock(slot.mutex);
+  if (!slot.handle)
+    checkCublas(cublasCreate(&slot.handle), op, "cublasCreate");
+  checkCublas(cublasSetStream(slot.handle, c.stream), op, "cublasSetStream");
+  checkCublas(cublasSetMathMode(slot.handle, math), op, "cublasSetMathMode");
+
+  const int64_t rowChunk = kIntMax, batchChunk = 65535;
+  for (int64_t b0 = 0; b0 < batch; b0 += batchChunk) {
+    int64_t nb = std::min(batchChunk, batch - b0);
+    for (int64_t m0 = 0; m0 < M; m0 += rowChunk) {
+      int64_t nm = std::min(rowChunk, M - m0);
+      // Row m0 of op(A) and of C.
+      const void *a =
+          advance(A.ptr, b0 * A.stride + (A.transposed ? m0 : m0 * A.ld), es);
+      const void *bp = advance(B.ptr, b0 * B.stride, es);
+      void *cp = const_cast<void *>(advance(C, b0 * strideC + m0 * ldc, es));
+      checkCublas(cublasGemmStridedBatchedEx(
+                      slot.handle, opB, opA, int(N), int(nm), int(K), alpha, bp,
+                      type, int(B.ld), (long long)B.stride, a, type, int(A.ld),
+                      (long long)A.stride, beta, cp, type, int(ldc),
+                      (long long)strideC, int(nb), compute,
+                      CUBLAS_GEMM_DEFAULT),
+                  op, "cublasGemmStridedBatchedEx");
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Helper kernels
+//===----------------------------------------------------------------------===//
+
+/// y[i] = bias[(i / inner) % channels]: the bias broadcast that a GEMM with
+/// beta = 1 then adds to (so the result is acc + bias, as on the CPU).
+template <typename T>
+__global__ void broadcastBias(T *__restrict__ y, const T *__restrict__ bias,
+                              int64_t n, int64_t inner, int64_t channels) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    y[i] = bias[(i / inner) % channels];
+}
+
+struct ConvShape {
+  int64_t N, C, H, W, O, KH, KW, OH, OW, sh, sw, ph, pw;
+};
+
+/// Patch matrix of images [n0, n0 + images): row (n * OH + oh) * OW + ow,
+/// column (c * KH + kh) * KW + kw; zero where the window leaves the input.
+template <typename T>
+__global__ void im2col(T *__restrict__ cols, const T *__restrict__ x,
+                       ConvShape s, int64_t n0, int64_t images) {
+  const int64_t ckk = s.C * s.KH * s.KW, P = s.OH * s.OW;
+  const int64_t total = images * P * ckk;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t col = i % ckk, row = i / ckk;
+    int64_t kw = col % s.KW, kh = (col / s.KW) % s.KH, ch = col / (s.KW * s.KH);
+    int64_t ow = row % s.OW, oh = (row / s.OW) % s.OH, n = n0 + row / P;
+    int64_t ih = oh * s.sh - s.ph + kh, iw = ow * s.sw - s.pw + kw;
+    T v = T(0.0f);
+    if (ih >= 0 && ih < s.H && iw >= 0 && iw < s.W)
+      v = x[((n * s.C + ch) * s.H + ih) * s.W + iw];
+    cols[i] = v;
+  }
+}
+
+/// gt[o, n * P + p] = grad[n0 + n, o, p]: the output gradient of a chunk of
+/// images with the channel first, so the weight gradient is one GEMM.
+template <typename T>
+__global__ void channelsFirst(T *__restrict__ gt, const T *__restrict__ grad,
+                              int64_t O, int64_t P, int64_t n0,
+                              int64_t images) {
+  const int64_t total = O * images * P;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t p = i % P, n = (i / P) % images, o = i / (P * images);
+    gt[i] = grad[((n0 + n) * O + o) * P + p];
+  }
+}
+
+/// dx of images [n0, n0 + images) from the patch-space gradient: each input
+/// element sums, in a fixed order, the patch entries that read it.
+template <typename T>
+__global__ void col2im(T *__restrict__ dx, const T *__restrict__ dcols,
+                       ConvShape s, int64_t n0, int64_t images) {
+  const int64_t ckk = s.C * s.KH * s.KW, P = s.OH * s.OW;
+  const int64_t total = images * s.C * s.H * s.W;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t iw = i % s.W, ih = (i / s.W) % s.H, ch = (i / (s.W * s.H)) % s.C,
+            n = i / (s.W * s.H * s.C);
+    acc_t<T> sum = 0;
+    for (int64_t kh = 0; kh < s.KH; ++kh) {
+      int64_t th = ih + s.ph - kh;
+      if (th < 0 || th % s.sh != 0)
+        continue;
+      int64_t oh = th / s.sh;
+      if (oh >= s.OH)
+        continue;
+      for (int64_t kw = 0; kw < s.KW; ++kw) {
+        int64_t tw = iw + s.pw - kw;
+        if (tw < 0 || tw % s.sw != 0)
+          continue;
+        int64_t ow = tw / s.sw;
+        if (ow >= s.OW)
+          continue;
+        sum += ld(dcols + (n * P + oh * s.OW + ow) * ckk +
+                  (ch * s.KH + kh) * s.KW + kw);
+      }
+    }
+    st(dx + (n0 * s.C * s.H * s.W + i), sum);
+  }
+}
+
+void zeroFill(const Ctx &c, Tensor &t) {
+  if (t.numel() > 0)
+    GLIMMER_CUDA_CHECK(cudaMemsetAsync(t.raw(), 0, t.nbytes(), c.stream));
+}
+
+/// out[i] = bias[(i / inner) % channels] for every element of `out`.
+void fillBias(const Ctx &c, Tensor &out, const Tensor &bias, int64_t inner,
+              int64_t channels) {
+  int64_t n = out.numel();
+  if (n == 0)
+    return;
+  dispatchFloat(c.op, out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    broadcastBias<T><<<blocksFor(n), kThreads, 0, c.stream>>>(
+        out.data<T>(), bias.data<T>(), n, inner, channels);
+    GLIMMER_CUDA_LAUNCHED(c.op);
+    return 0;
+  });
+}
+
+ConvShape checkConv(const char *op, const Tensor &x, const Tensor &w,
+                    const std::vector<int64_t> &stride,
+                    const std::vector<int64_t> &padding) {
+  requireFloat(op, x, "input");
+  requireRank(op, x, "an NCHW input", 4);
+  requireDefined(op, w, "weight");
+  requireRank(op, w, "an OIHW weight", 4);
+  check(w.dtype() == x.dtype(), op,
+        "expects input and weight of the same type, got " + x.describe() +
+            " and " + w.describe());
+  check(stride.size() == 2 && padding.size() == 2, op,
+        "expects 2 strides and 2 paddings");
+  check(stride[0] >= 1 && stride[1] >= 1 && padding[0] >= 0 && padding[1] >= 0,
+        op, "expects positive strides and non-negative padding");
+  ConvShape s{x.dim(0),  x.dim(1),   x.dim(2),  x.dim(3), w.dim(0),
+              w.dim(2),  w.dim(3),   0,         0,        stride[0],
+              stride[1], padding[0], padding[1]};
+  check(w.dim(1) == s.C, op,
+        "input has " + std::to_string(s.C) + " channels but weight expects " +
+            std::to_string(w.dim(1)));
+  int64_t spanH = s.H + 2 * s.ph - s.KH, spanW = s.W + 2 * s.pw - s.KW;
+  check(spanH >= 0 && spanW >= 0, op, "kernel is larger than the padded input");
+  s.OH = spanH / s.sh + 1;
+  s.OW = spanW / s.sw + 1;
+  return s;
+}
+
+/// Images per im2col chunk: bounds the patch-matrix workspace.
+int64_t imagesPerChunk(const ConvShape &s) {
+  const int64_t kWorkspaceElements = int64_t(1) << 26;
+  int64_t perImage =
+      std::max<int64_t>(1, s.OH * s.OW * std::max(s.C * s.KH * s.KW, s.O));
+  return std::max<int64_t>(1, std::min(s.N, kWorkspaceElements / perImage));
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+Tensor linear(const Tensor &x, const Tensor &w, const Tensor &bias) {
+  const char *op = "linear";
+  requireFloat(op, x, "input");
+  check(x.rank() >= 1, op, "expects an input of rank >= 1");
+  requireDefined(op, w, "weight");
+  requireRank(op, w, "an [N, K] weight", 2);
+  check(w.dtype() == x.dtype(), op,
+        "expects input and weight of the same type, got " + x.describe() +
+            " and " + w.describe());
+  int64_t K = x.dim(-1), N = w.dim(0);
+  check(w.dim(1) == K, op,
+        "contraction mismatch: input has K = " + std::to_string(K) +
+            " but weight has K = " + std::to_string(w.dim(1)));
+  if (bias.defined()) {
+    check(bias.dtype() == x.dtype(), op,
+          "expects a bias of the input's type, got " + bias.describe());
+    requireShape(op, bias, "bias", {N});
+  }
+  Ctx c(op, {&x, &w, &bias});
+  Shape outShape = x.shape();
+  outShape.back() = N;
+  int64_t M = 1; // rows: the product of the leading dimensions
+  for (int64_t d = 0; d + 1 < x.rank(); ++d)
+    M *= x.dim(d);
+  Tensor y = c.empty(x.dtype(), outShape);
+  if (M == 0 || N == 0)
+    return y;
+  if (bias.defined())
+    fillBias(c, y, bias, 1, N);
+  else if (K == 0)
+    zeroFill(c, y);
+  if (K == 0)
+    return y;
+  // y [M, N] = x [M, K] * w^T, w stored [N, K].
+  gemm(c, x.dtype(), M, N, K, {x.raw(), false, K, 0}, {w.raw(), true, K, 0},
+       y.raw(), N, 0, 1, bias.defined());
+  return y;
+}
+
+Tensor matmul(const Tensor &a, const Tensor &b, bool transposeA,
+              bool transposeB) {
+  const char *op = "matmul";
+  requireFloat(op, a, "lhs");
+  requireDefined(op, b, "rhs");
+  check(a.rank() >= 2 && a.rank() == b.rank(), op,
+        "expects operands of equal rank >= 2, got " + a.describe() + " and " +
+            b.describe());
+  check(a.dtype() == b.dtype(), op,
+        "expects operands of the same type, got " + a.describe() + " and " +
+            b.describe());
+  int64_t r = a.rank();
+  Shape batch(a.shape().begin(), a.shape().end() - 2);
+  check(Shape(b.shape().begin(), b.shape().end() - 2) == batch, op,
+        "batch dimensions differ: " + a.describe() + " vs " + b.describe());
+  int64_t M = transposeA ? a.dim(r - 1) : a.dim(r - 2);
+  int64_t K = transposeA ? a.dim(r - 2) : a.dim(r - 1);
+  int64_t Kb = transposeB ? b.dim(r - 1) : b.dim(r - 2);
+  int64_t N = transposeB ? b.dim(r - 2) : b.dim(r - 1);
+  check(K == Kb, op,
+        "contraction mismatch: lhs has K = " + std::to_string(K) +
+            " but rhs has K = " + std::to_string(Kb));
+  Ctx c(op, {&a, &b});
+  Shape outShape = batch;
+  outShape.push_back(M);
+  outShape.push_back(N);
+  int64_t batches = numElements(batch);
+  Tensor y = c.empty(a.dtype(), outShape);
+  if (y.numel() == 0)
+    return y;
+  if (K == 0) {
+    zeroFill(c, y);
+    return y;
+  }
+  // Stored A is [M, K] (or [K, M] when transposed), B [K, N] (or [N, K]).
+  gemm(c, a.dtype(), M, N, K, {a.raw(), transposeA, transposeA ? M : K, M * K},
+       {b.raw(), transposeB, transposeB ? K : N, K * N}, y.raw(), N, M * N,
+       batches, false);
+  return y;
+}
+
+Tensor conv2d(const Tensor &x, const Tensor &w, const Tensor &bias,
+              const std::vector<int64_t> &stride,
+              const std::vector<int64_t> &padding) {
+  const char *op = "conv2d";
+  ConvShape s = checkConv(op, x, w, stride, padding);
+  if (bias.defined()) {
+    check(bias.dtype() == x.dtype(), op,
+          "expects a bias of the input's type, got " + bias.describe());
+    requireShape(op, bias, "bias", {s.O});
+  }
+  Ctx c(op, {&x, &w, &bias});
+  Tensor y = c.empty(x.dtype(), {s.N, s.O, s.OH, s.OW});
+  if (y.numel() == 0)
+    return y;
+  const int64_t P = s.OH * s.OW, ckk = s.C * s.KH * s.KW;
+  if (bias.defined())
+    fillBias(c, y, bias, P, s.O);
+  else if (ckk == 0)
+    zeroFill(c, y);
+  if (ckk == 0)
+    return y;
+  int64_t chunk = imagesPerChunk(s);
+  dispatchFloat(op, x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    Tensor cols = c.empty(x.dtype(), {chunk * P, ckk});
+    for (int64_t n0 = 0; n0 < s.N; n0 += chunk) {
+      int64_t images = std::min(chunk, s.N - n0);
+      im2col<T><<<blocksFor(images * P * ckk), kThreads, 0, c.stream>>>(
+          cols.data<T>(), x.data<T>(), s, n0, images);
+      GLIMMER_CUDA_LAUNCHED(op);
+      // y[n] [O, P] = w [O, ckk] * cols[n]^T, cols[n] stored [P, ckk].
+      gemm(c, x.dtype(), s.O, P, ckk, {w.raw(), false, ckk, 0},
+           {cols.raw(), true, ckk, P * ckk}, y.data<T>() + n0 * s.O * P, P,
+           s.O * P, images, bias.defined());
+    }
+    return 0;
+  });
+  return y;
+}
+
+std::tuple<Tensor, Tensor> conv2dGrad(const Tensor &grad, const Tensor &x,
+                                      const Tensor &w,
+                                      const std::vector<int64_t> &stride,
+                                      const std::vector<int64_t> &padding) {
+  const char *op = "conv2d_grad";
+  ConvShape s = checkConv(op, x, w, stride, padding);
+  requireDefined(op, grad, "grad");
+  check(grad.dtype() == x.dtype(), op,
+        "expects grad of the input's type, got " + grad.describe());
+  requireShape(op, grad, "grad", {s.N, s.O, s.OH, s.OW});
+  Ctx c(op, {&grad, &x, &w});
+  Tensor dx = c.empty(x.dtype(), x.shape());
+  Tensor dw = c.empty(w.dtype(), w.shape());
+  const int64_t P = s.OH * s.OW, ckk = s.C * s.KH * s.KW;
+  if (s.N == 0 || s.O == 0 || ckk == 0) { // no products: all-zero gradients
+    zeroFill(c, dx);
+    zeroFill(c, dw);
+    return std::make_tuple(dx, dw);
+  }
+  int64_t chunk = imagesPerChunk(s);
+  dispatchFloat(op, x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    Tensor cols = c.empty(x.dtype(), {chunk * P, ckk});
+    Tensor dcols = c.empty(x.dtype(), {chunk * P, ckk});
+    Tensor gt = c.empty(x.dtype(), {s.O, chunk * P});
+    for (int64_t n0 = 0; n0 < s.N; n0 += chunk) {
+      int64_t images = std::min(chunk, s.N - n0), rows = images * P;
+      im2col<T><<<blocksFor(rows * ckk), kThreads, 0, c.stream>>>(
+          cols.data<T>(), x.data<T>(), s, n0, images);
+      GLIMMER_CUDA_LAUNCHED(op);
+      channelsFirst<T><<<blocksFor(s.O * rows), kThreads, 0, c.stream>>>(
+          gt.data<T>(), grad.data<T>(), s.O, P, n0, images);
+      GLIMMER_CUDA_LAUNCHED(op);
+      // dw [O, ckk] (+)= gt [O, rows] * cols [rows, ckk].
+      gemm(c, x.dtype(), s.O, ckk, rows, {gt.raw(), false, rows, 0},
+           {cols.raw(), false, ckk, 0}, dw.raw(), ckk, 0, 1, n0 > 0);
+      // dcols [rows, ckk] = gt^T * w [O, ckk].
+      gemm(c, x.dtype(), rows, ckk, s.O, {gt.raw(), true, rows, 0},
+           {w.raw(), false, ckk, 0}, dcols.raw(), ckk, 0, 1, false);
+      if (int64_t n = images * s.C * s.H * s.W) {
+        col2im<T><<<blocksFor(n), kThreads, 0, c.stream>>>(
+            dx.data<T>(), dcols.data<T>(), s, n0, images);
+        GLIMMER_CUDA_LAUNCHED(op);
+      }
+    }
+    return 0;
+  });
+  return std::make_tuple(dx, dw);
+}
+
+} // namespace cuda
+} // namespace glimmer_rt

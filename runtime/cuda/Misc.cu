@@ -1,0 +1,515 @@
+//===- Misc.cu - CUDA embedding, optimizer and multimodal kernels ---------===//
+//
+// embedding, embedding_grad, adamw_update, sgd_update, vision_bank_indices,
+// vision_gather and vision_gather_grad on a GPU, with the CPU kernels'
+// semantics and messages.
+//
+// Indices are checked where they are read, on the device: a kernel records
+// the first offending position in an ErrorFlag and skips it, and the host
+// reads the flag back after the launch (waiting for the stream) and throws
+// the CPU's message for that position. Gathers move rows as the widest
+// words their width and alignment allow. Gradient scatters accumulate with
+// atomicAdd (in an f32 scratch for bf16, converted at the end), so their
+// sums are not bitwise reproducible from run to run; everything else is.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ElementwiseUtil.cuh"
+
+#include <limits>
+
+namespace glimmer_rt {
+namespace cuda {
+
+using namespace util;
+
+namespace {
+
+/// Calls `f(I{})` with I the C++ type of an i32/i64 index tensor (checked
+/// by the caller).
+template <typename F>
+auto dispatchIndex(DType dtype, F &&f) {
+  if (dtype == DType::I64)
+    return f(int64_t{});
+  return f(int32_t{});
+}
+
+/// Flags positions whose index lies outside [lo, hi) (for rows of width 0,
+/// where the gather kernels have nothing to launch over).
+template <typename I>
+__global__ void checkIndicesKernel(const I *idx, int64_t n, int64_t lo,
+                                   int64_t hi, unsigned long long *flag) {
+  for (int64_t p = gridStart(); p < n; p += gridStride()) {
+    int64_t k = idx[p];
+    if (k < lo || k >= hi)
+      flagError(flag, p);
+  }
+}
+
+/// f32 scratch -> bf16 result.
+template <typename T>
+__global__ void castKernel(const acc_t<T> *in, T *out, int64_t n) {
+  for (int64_t i = gridStart(); i < n; i += gridStride())
+    st(out + i, in[i]);
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding
+//===----------------------------------------------------------------------===//
+
+/// y[p, :] = table[ids[p], :] over rows of W words.
+template <typename E, typename I>
+__global__ void embeddingKernel(const E *table, const I *ids, E *y, int64_t n,
+                                int64_t W, int64_t V,
+                                unsigned long long *flag) {
+  for (int64_t i = gridStart(); i < n; i += gridStride()) {
+    int64_t p = i / W, w = i % W;
+    int64_t id = ids[p];
+    if (id < 0 || id >= V) {
+      if (w == 0)
+        flagError(flag, p);
+      continue;
+    }
+    y[i] = table[id * W + w];
+  }
+}
+
+/// out[ids[p], :] += grad[p, :] (out in the compute type).
+template <typename T, typename I>
+__global__ void embeddingGradKernel(const T *grad, const I *ids, acc_t<T> *out,
+                                    int64_t n, int64_t D, int64_t V,
+                                    unsigned long long *flag) {
+  for (int64_t i = gridStart(); i < n; i += gridStride()) {
+    int64_t p = i / D, d = i % D;
+    int64_t id = ids[p];
+    if (id < 0 || id >= V) {
+      if (d == 0)
+        flagError(flag, p);
+      continue;
+    }
+    atomicAdd(out + id * D + d, acc_t<T>(ld(grad + i)));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizers
+//===----------------------------------------------------------------------===//
+
+/// torch.optim.AdamW (single-tensor path), in the CPU's order of operations.
+/// The bias corrections depend on the step, which lives on the device: one
+/// thread per block computes them in double (as Python floats).
+template <typename T>
+__global__ void adamwKernel(const T *P, const T *G, const T *M, const T *V,
+                            const int64_t *step, T *oP, T *oM, T *oV, int64_t n,
+                            double lr, double beta1, double beta2, bool decayOn,
+                            acc_t<T> decay, acc_t<T> w1, acc_t<T> b2,
+                            acc_t<T> w2, acc_t<T> e, unsigned long long *flag) {
+  using A = acc_t<T>;
+  __shared__ A negStep, c2;
+  __shared__ bool bad;
+  if (threadIdx.x == 0) {
+    int64_t t = *step;
+    bad = t < 1;
+    if (bad) {
+      if (blockIdx.x == 0)
+        flagError(flag, 0);
+    } else {
+      double bc1 = 1 - ::pow(beta1, double(t));
+      double bc2 = 1 - ::pow(beta2, double(t));
+      negStep = A(-(lr / bc1));
+      c2 = A(::sqrt(bc2));
+    }
+  }
+  __syncthreads();
+  if (bad)
+    return;
+  for (int64_t i = gridStart(); i < n; i += gridStride()) {
+    A p = ld(P + i);
+    A pi = decayOn ? p * decay : p;
+    A g = ld(G + i), m = ld(M + i);
+    // torch.lerp: start + w * (end - start) for w < 0.5, else
+    // end - (end - start) * (1 - w).
+    A mi = w1 < A(0.5) ? m + w1 * (g - m) : g - (g - m) * (A(1) - w1);
+    A vi = A(ld(V + i)) * b2 + w2 * g * g;
+    A denom;
+    if constexpr (std::is_same_v<A, double>)
+      denom = ::sqrt(vi) / c2 + e;
+    else
+      denom = ::sqrtf(vi) / c2 + e;
+    st(oP + i, pi + negStep * mi / denom);
+    st(oM + i, mi);
+    st(oV + i, vi);
+  }
+}
+
+/// torch.optim.SGD: g = g + wd * p; p = p + (-lr) * g.
+template <typename T>
+__global__ void sgdKernel(const T *P, const T *G, T *out, int64_t n,
+                          bool decayOn, acc_t<T> wd, acc_t<T> negLr) {
+  using A = acc_t<T>;
+  for (int64_t i = gridStart(); i < n; i += gridStride()) {
+    A p = ld(P + i), g = ld(G + i);
+    if (decayOn)
+      g = g + wd * p;
+    st(out + i, p + negLr * g);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Multimodal
+//===----------------------------------------------------------------------===//
+
+/// One block scans the flattened tokens in steps of its size: a ballot per
+/// warp counts the image tokens before each thread, and the running count
+/// carries from step to step.
+constexpr int kScanThreads = 1024;
+
+template <typename I>
+__global__ void bankIndicesKernel(const I *tokens, I *out, int64_t n,
+                                  int64_t imageTokenId) {
+  __shared__ int64_t warpCounts[kScanThreads / 32];
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  int64_t seen = 0;
+  for (int64_t base = 0; base < n; base += kScanThreads) {
+    int64_t i = base + threadIdx.x;
+    bool hit = i < n && int64_t(tokens[i]) == imageTokenId;
+    unsigned mask = __ballot_sync(0xffffffffu, hit);
+    if (lane == 0)
+      warpCounts[warp] = __popc(mask);
+    __syncthreads();
+    int64_t before = seen, total = seen;
+    for (int w = 0; w < kScanThreads / 32; ++w) {
+      if (w < warp)
+        before += warpCounts[w];
+      total += warpCounts[w];
+    }
+    before += __popc(mask & ((1u << lane) - 1u));
+    if (i < n)
+      out[i] = hit ? I(before) : I(-1);
+    seen = total;
+    __syncthreads(); // warpCounts is rewritten by the next step
+  }
+}
+
+/// y[p, :] = idx[p] >= 0 ? bank[idx[p], :] : embeds[p, :] over rows of W
+/// words; idx >= N is flagged.
+template <typename E, typename I>
+__global__ void visionGatherKernel(const E *embeds, const E *bank,
+                                   const I *indices, E *y, int64_t n, int64_t W,
+                                   int64_t N, unsigned long long *flag) {
+  for (int64_t i = gridStart(); i < n; i += gridStride()) {
+    int64_t p = i / W, w = i % W;
+    int64_t k = indices[p];
+    if (k >= N) {
+      if (w == 0)
+        flagError(flag, p);
+      continue;
+    }
+    y[i] = k >= 0 ? bank[k * W + w] : embeds[i];
+  }
+}
+
+/// d_embeds = idx < 0 ? grad : 0; d_bank[idx] += grad where idx >= 0.
+template <typename T, typename I>
+__global__ void visionGatherGradKernel(const T *grad, const I *indices, T *de,
+                                       acc_t<T> *db, int64_t n, int64_t D,
+                                       int64_t rows, unsigned long long *flag) {
+  using A = acc_t<T>;
+  for (int64_t i = gridStart(); i < n; i += gridStride()) {
+    int64_t p = i / D, d = i % D;
+    int64_t k = indices[p];
+    if (k >= rows) {
+      if (d == 0)
+        flagError(flag, p);
+      continue;
+    }
+    if (k >= 0) {
+      atomicAdd(db + k * D + d, A(ld(grad + i)));
+      st(de + i, A(0));
+    } else {
+      de[i] = grad[i];
+    }
+  }
+}
+
+/// rows [B, T, D] and indices [B, T] (the CPU's checkTokenRows).
+void checkTokenRows(const char *op, const Tensor &rows, const char *rowsName,
+                    const Tensor &indices) {
+  requireFloat(op, rows, rowsName);
+  check(rows.rank() == 3, op,
+        std::string("expects ") + rowsName + " [B, T, D], got " +
+            rows.describe());
+  requireInt(op, indices, "indices");
+  requireShape(op, indices, "indices", {rows.dim(0), rows.dim(1)});
+}
+
+/// Throws the CPU's message when a kernel flagged a bank index.
+void checkBankFlag(const char *op, const ErrorFlag &flag, const Tensor &indices,
+                   int64_t bankRows) {
+  int64_t p = flag.first();
+  if (p < 0)
+    return;
+  fail(op, "vision bank index " + std::to_string(readIndex(indices, p)) +
+               " at position " + std::to_string(p) +
+               " is out of range for a bank of " + std::to_string(bankRows) +
+               " rows (more image tokens than image features?)");
+}
+
+/// Scatter-add target: the result itself, or an f32 scratch for bf16.
+template <typename T>
+Tensor accumulator(const Ctx &c, Tensor &result) {
+  if constexpr (std::is_same_v<acc_t<T>, T>)
+    return result;
+  else
+    return Tensor::zeros(DType::F32, result.shape(), c.device);
+}
+
+/// Writes an f32 scratch back into its bf16 result.
+template <typename T>
+void finishAccumulator(const Ctx &c, const Tensor &acc, Tensor &result) {
+  if constexpr (!std::is_same_v<acc_t<T>, T>)
+    launch(c, result.numel(), castKernel<T>, acc.data<acc_t<T>>(),
+           result.data<T>(), result.numel());
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Embedding
+//===----------------------------------------------------------------------===//
+
+Tensor embedding(const Tensor &table, const Tensor &ids) {
+  const char *op = "embedding";
+  Ctx c(op, {&table, &ids});
+  requireDefined(op, table, "table");
+  requireRank(op, table, "a [V, D] table", 2);
+  requireInt(op, ids, "ids");
+  int64_t V = table.dim(0), D = table.dim(1);
+  Shape outShape = ids.shape();
+  outShape.push_back(D);
+  Tensor y = c.empty(table.dtype(), outShape);
+  int64_t positions = ids.numel();
+  if (positions == 0)
+    return y;
+  ErrorFlag flag(c);
+  size_t rowBytes = size_t(D) * dtypeSize(table.dtype());
+  dispatchIndex(ids.dtype(), [&](auto itag) {
+    using I = decltype(itag);
+    if (rowBytes == 0) {
+      launch(c, positions, checkIndicesKernel<I>, ids.data<I>(), positions,
+             int64_t(0), V, flag.get());
+      return;
+    }
+    size_t w = widestWord(rowBytes, {table.raw(), y.raw()});
+    int64_t W = int64_t(rowBytes / w);
+    dispatchBytes(op, w, [&](auto etag) {
+      using E = decltype(etag);
+      launch(c, positions * W, embeddingKernel<E, I>, table.data<E>(),
+             ids.data<I>(), y.data<E>(), positions * W, W, V, flag.get());
+    });
+  });
+  int64_t p = flag.first();
+  if (p >= 0)
+    fail(op, "id " + std::to_string(readIndex(ids, p)) + " at position " +
+                 std::to_string(p) + " is out of range for a table of " +
+                 std::to_string(V) + " rows");
+  return y;
+}
+
+Tensor embeddingGrad(const Tensor &grad, const Tensor &ids,
+                     int64_t numEmbeddings) {
+  const char *op = "embedding_grad";
+  Ctx c(op, {&grad, &ids});
+  requireFloat(op, grad, "grad");
+  requireInt(op, ids, "ids");
+  check(numEmbeddings >= 0, op, "negative number of embeddings");
+  check(grad.rank() == ids.rank() + 1, op,
+        "expects grad of shape ids.shape + [D], got grad " + grad.describe() +
+            " and ids " + ids.describe());
+  int64_t D = grad.dim(-1);
+  Shape expected = ids.shape();
+  expected.push_back(D);
+  requireShape(op, grad, "grad", expected);
+  return dispatchFloat(op, grad.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    Tensor out = Tensor::zeros(grad.dtype(), {numEmbeddings, D}, c.device);
+    int64_t positions = ids.numel();
+    if (positions == 0)
+      return out;
+    Tensor acc = accumulator<T>(c, out);
+    ErrorFlag flag(c);
+    dispatchIndex(ids.dtype(), [&](auto itag) {
+      using I = decltype(itag);
+      if (D == 0)
+        launch(c, positions, checkIndicesKernel<I>, ids.data<I>(), positions,
+               int64_t(0), numEmbeddings, flag.get());
+      else
+        launch(c, positions * D, embeddingGradKernel<T, I>, grad.data<T>(),
+               ids.data<I>(), acc.data<acc_t<T>>(), positions * D, D,
+               numEmbeddings, flag.get());
+    });
+    int64_t p = flag.first();
+    if (p >= 0)
+      fail(op, "id " + std::to_string(readIndex(ids, p)) + " at position " +
+                   std::to_string(p) + " is out of range for a table of " +
+                   std::to_string(numEmbeddings) + " rows");
+    finishAccumulator<T>(c, acc, out);
+    return out;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizers
+//===----------------------------------------------------------------------===//
+
+std::tuple<Tensor, Tensor, Tensor>
+adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
+            const Tensor &expAvgSq, const Tensor &step, double lr, double beta1,
+            double beta2, double eps, double weightDecay) {
+  const char *op = "adamw_update";
+  Ctx c(op, {&param, &grad, &expAvg, &expAvgSq, &step});
+  requireFloat(op, param, "param");
+  requireLike(op, grad, "grad", param, "param");
+  requireLike(op, expAvg, "exp_avg", param, "param");
+  requireLike(op, expAvgSq, "exp_avg_sq", param, "param");
+  requireDefined(op, step, "step");
+  check(step.dtype() == DType::I64 && step.rank() == 0, op,
+        "expects a scalar i64 step, got " + step.describe());
+  check(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, op,
+        "expects beta1 and beta2 in [0, 1)");
+  check(eps > 0, op, "expects eps > 0");
+  return dispatchFloat(op, param.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using A = acc_t<T>;
+    Tensor p = c.empty(param.dtype(), param.shape()),
+           m = c.empty(param.dtype(), param.shape()),
+           v = c.empty(param.dtype(), param.shape());
+    int64_t n = param.numel();
+    ErrorFlag flag(c);
+    // At least one thread, so the step is checked for empty tensors too.
+    launch(c, n > 0 ? n : 1, adamwKernel<T>, param.data<T>(), grad.data<T>(),
+           expAvg.data<T>(), expAvgSq.data<T>(), step.data<int64_t>(),
+           p.data<T>(), m.data<T>(), v.data<T>(), n, lr, beta1, beta2,
+           weightDecay != 0, A(1 - lr * weightDecay), A(1 - beta1), A(beta2),
+           A(1 - beta2), A(eps), flag.get());
+    // The 1-based step check reads a flag back, which waits for the stream.
+    if (flag.first() >= 0)
+      fail(op,
+           "expects a 1-based step, got " + std::to_string(readIndex(step, 0)));
+    return std::make_tuple(p, m, v);
+  });
+}
+
+Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
+                 double weightDecay) {
+  const char *op = "sgd_update";
+  Ctx c(op, {&param, &grad});
+  requireFloat(op, param, "param");
+  requireLike(op, grad, "grad", param, "param");
+  return dispatchFloat(op, param.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using A = acc_t<T>;
+    Tensor p = c.empty(param.dtype(), param.shape());
+    launch(c, param.numel(), sgdKernel<T>, param.data<T>(), grad.data<T>(),
+           p.data<T>(), param.numel(), weightDecay != 0, A(weightDecay),
+           A(-lr));
+    return p;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Multimodal
+//===----------------------------------------------------------------------===//
+
+Tensor visionBankIndices(const Tensor &tokens, int64_t imageTokenId) {
+  const char *op = "vision_bank_indices";
+  Ctx c(op, {&tokens});
+  requireInt(op, tokens, "tokens");
+  Tensor out = c.empty(tokens.dtype(), tokens.shape());
+  int64_t n = tokens.numel();
+  if (n == 0)
+    return out;
+  dispatchIndex(tokens.dtype(), [&](auto tag) {
+    using I = decltype(tag);
+    bankIndicesKernel<I><<<1, kScanThreads, 0, c.stream>>>(
+        tokens.data<I>(), out.data<I>(), n, imageTokenId);
+    GLIMMER_CUDA_LAUNCHED(op);
+  });
+  return out;
+}
+
+Tensor visionGather(const Tensor &embeds, const Tensor &bank,
+                    const Tensor &indices) {
+  const char *op = "vision_gather";
+  Ctx c(op, {&embeds, &bank, &indices});
+  checkTokenRows(op, embeds, "embeds", indices);
+  requireDefined(op, bank, "bank");
+  requireRank(op, bank, "an [N, D] bank", 2);
+  check(bank.dtype() == embeds.dtype(), op,
+        "expects embeds and bank of the same type, got " + embeds.describe() +
+            " and " + bank.describe());
+  int64_t D = embeds.dim(2), N = bank.dim(0);
+  check(bank.dim(1) == D, op,
+        "bank rows have width " + std::to_string(bank.dim(1)) +
+            " but embeddings have width " + std::to_string(D));
+  Tensor y = c.empty(embeds.dtype(), embeds.shape());
+  int64_t positions = indices.numel();
+  if (positions == 0)
+    return y;
+  ErrorFlag flag(c);
+  size_t rowBytes = size_t(D) * dtypeSize(embeds.dtype());
+  dispatchIndex(indices.dtype(), [&](auto itag) {
+    using I = decltype(itag);
+    if (rowBytes == 0) {
+      launch(c, positions, checkIndicesKernel<I>, indices.data<I>(), positions,
+             std::numeric_limits<int64_t>::min(), N, flag.get());
+      return;
+    }
+    size_t w = widestWord(rowBytes, {embeds.raw(), bank.raw(), y.raw()});
+    int64_t W = int64_t(rowBytes / w);
+    dispatchBytes(op, w, [&](auto etag) {
+      using E = decltype(etag);
+      launch(c, positions * W, visionGatherKernel<E, I>, embeds.data<E>(),
+             bank.data<E>(), indices.data<I>(), y.data<E>(), positions * W, W,
+             N, flag.get());
+    });
+  });
+  checkBankFlag(op, flag, indices, N);
+  return y;
+}
+
+std::tuple<Tensor, Tensor>
+visionGatherGrad(const Tensor &grad, const Tensor &indices, int64_t bankRows) {
+  const char *op = "vision_gather_grad";
+  Ctx c(op, {&grad, &indices});
+  checkTokenRows(op, grad, "grad", indices);
+  check(bankRows >= 0, op, "negative number of bank rows");
+  int64_t D = grad.dim(2);
+  return dispatchFloat(op, grad.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    Tensor de = c.empty(grad.dtype(), grad.shape());
+    Tensor db = Tensor::zeros(grad.dtype(), {bankRows, D}, c.device);
+    int64_t positions = indices.numel();
+    if (positions == 0)
+      return std::make_tuple(de, db);
+    Tensor acc = accumulator<T>(c, db);
+    ErrorFlag flag(c);
+    dispatchIndex(indices.dtype(), [&](auto itag) {
+      using I = decltype(itag);
+      if (D == 0)
+        launch(c, positions, checkIndicesKernel<I>, indices.data<I>(),
+               positions, std::numeric_limits<int64_t>::min(), bankRows,
+               flag.get());
+      else
+        launch(c, positions * D, visionGatherGradKernel<T, I>, grad.data<T>(),
+               indices.data<I>(), de.data<T>(), acc.data<acc_t<T>>(),
+               positions * D, D, bankRows, flag.get());
+    });
+    checkBankFlag(op, flag, indices, bankRows);
+    finishAccumulator<T>(c, acc, db);
+    return std::make_tuple(de, db);
+  });
+}
+
+} // namespace cuda
+} // namespace glimmer_rt

@@ -1,0 +1,70 @@
+//===- Device.h - Where tensors live ----------------------------*- C++ -*-===//
+//
+// A tensor lives on the host (CPU) or on one CUDA device. Kernels run where
+// their operands live (Kernels.h dispatches on the operands' device); ops
+// without tensor operands (full, constant, iota) create their result on the
+// calling thread's current device, set with DeviceScope. That mirrors the
+// thread-local SPMD and rank contexts: N ranks can run as N threads, each
+// with its own GPU.
+//
+// Work on a CUDA device is queued on one stream per device, so buffers can
+// be recycled by the caching allocator in stream order. Host reads
+// (Tensor::item, Tensor::to(cpu)) wait for that stream.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GLIMMER_RT_DEVICE_H
+#define GLIMMER_RT_DEVICE_H
+
+#include <cstdint>
+#include <string>
+
+namespace glimmer_rt {
+
+enum class DeviceKind : uint8_t { CPU = 0, CUDA = 1 };
+
+struct Device {
+  DeviceKind kind = DeviceKind::CPU;
+  int index = 0;
+
+  static Device cpu() { return {}; }
+  static Device cuda(int index) { return {DeviceKind::CUDA, index}; }
+  bool isCuda() const { return kind == DeviceKind::CUDA; }
+  bool operator==(const Device &o) const {
+    return kind == o.kind && (kind == DeviceKind::CPU || index == o.index);
+  }
+  bool operator!=(const Device &o) const { return !(*this == o); }
+  /// "cpu" or "cuda:N".
+  std::string str() const;
+};
+
+/// Parses "cpu", "cuda" (device 0) or "cuda:N"; false on anything else.
+bool parseDevice(const std::string &text, Device &device);
+
+/// The calling thread's current device (CPU unless a DeviceScope is active).
+Device currentDevice();
+
+/// Makes `device` the calling thread's current device (and the current CUDA
+/// device) for the scope's lifetime.
+class DeviceScope {
+public:
+  explicit DeviceScope(Device device);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope &) = delete;
+  DeviceScope &operator=(const DeviceScope &) = delete;
+
+private:
+  Device previous;
+};
+
+/// Whether the runtime was built with the CUDA backend.
+bool builtWithCuda();
+/// Number of CUDA devices visible (0 without the CUDA backend or a GPU).
+int cudaDeviceCount();
+/// Waits for the work queued on `device` (no-op on the CPU). Throws
+/// RuntimeError when the device reports an error.
+void synchronize(Device device);
+
+} // namespace glimmer_rt
+
+#endif // GLIMMER_RT_DEVICE_H

@@ -1,0 +1,237 @@
+//===- Trainer.h - Run compiled programs on ranks ---------------*- C++ -*-===//
+//
+// The run half of compile-then-train, with no compiler in it: a compiled
+// program (a shared library built from `glimmer-translate --emit-cpp` or
+// glimmer-train's generated C++) carries a manifest describing each
+// function's arguments and results by role and state_dict name; this file
+// loads it, places ranks (threads of this process, or this process alone
+// when a launcher started one process per rank), binds data, weights and
+// optimizer state, and trains.
+//
+// Every rank keeps its own parameters and optimizer state, on its own
+// device. The programs return complete values (partial sums are reduced by
+// collectives in the program), so each rank runs the optimizer step itself
+// and no reduction happens outside the program. Arguments sharded over mesh
+// axes (FSDP) hold the rank's piece, cut from the full weights.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GLIMMER_RT_TRAINER_H
+#define GLIMMER_RT_TRAINER_H
+
+#include "glimmer_rt/Comm.h"
+#include "glimmer_rt/Loader.h"
+#include "glimmer_rt/RankContext.h"
+#include "glimmer_rt/Synthetic.h"
+
+#include <chrono>
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace glimmer_rt {
+
+/// An argument or result of a compiled function, identified by role and
+/// state_dict name.
+struct Slot {
+  enum Role { Input, Parameter, Buffer, Grad, ExpAvg, ExpAvgSq, Step, Other };
+  Role role = Other;
+  std::string name;
+  DType dtype = DType::F32;
+  /// The rank-local shape.
+  Shape shape;
+  /// >= 0: each rank holds its piece of dimension `shardedDim`, split over
+  /// `shardedAxes` (in order, first axis major), like glimmer.local_shard.
+  int64_t shardedDim = -1;
+  std::vector<std::string> shardedAxes;
+};
+
+struct Function {
+  EntryFn entry = nullptr;
+  std::vector<Slot> arguments;
+  std::vector<Slot> results;
+};
+
+/// What the program's vision merge expects of a batch: every image token of
+/// `tokensInput` takes one row of the vision encoder's output, which has
+/// `bankRows` rows.
+struct VisionMergeCheck {
+  std::string tokensInput;
+  int64_t imageTokenId = 0;
+  int64_t bankRows = 0;
+};
+
+/// What a compiled program declares about itself (its manifest).
+struct ProgramInfo {
+  /// The layout the program was partitioned for.
+  SpmdContext layout;
+  std::map<std::string, Function> functions;
+  std::vector<VisionMergeCheck> visionChecks;
+
+  /// The manifest text (line based; entries are not set).
+  std::string toManifest() const;
+  /// Parses a manifest; false and `error` on malformed text.
+  static bool parseManifest(const std::string &text, ProgramInfo &info,
+                            std::string &error);
+};
+
+/// The C++ a program's source ends with: `glimmer_program_manifest()`
+/// returning `manifest`.
+std::string manifestFunctionSource(const std::string &manifest);
+
+/// A loaded program: its library and its manifest, entries bound.
+class CompiledProgram {
+public:
+  /// dlopens `libraryPath` and reads its manifest; null and `error` on
+  /// failure.
+  static std::unique_ptr<CompiledProgram> load(const std::string &libraryPath,
+                                               std::string &error);
+  const ProgramInfo &info() const { return programInfo; }
+  const SpmdContext &layout() const { return programInfo.layout; }
+  /// Throws RuntimeError when the program has no such function.
+  const Function &function(const std::string &name) const;
+  bool hasFunction(const std::string &name) const {
+    return programInfo.functions.count(name) != 0;
+  }
+
+private:
+  std::unique_ptr<LoadedProgram> library;
+  ProgramInfo programInfo;
+};
+
+enum class Backend { CPU, CUDA };
+/// "cpu" / "cuda"; false on anything else.
+bool parseBackend(const std::string &text, Backend &backend);
+
+/// The ranks of a layout this process runs, their devices and their
+/// communicators. Thread mode runs every rank as a thread of this process
+/// (CPU: in-process communicator; CUDA: one GPU per rank, NCCL). Process
+/// mode runs one rank here, with a communicator to the other processes.
+class Ranks {
+public:
+  /// Thread mode.
+  Ranks(const SpmdContext &layout, Backend backend,
+        std::chrono::milliseconds timeout = std::chrono::seconds(60));
+  /// Process mode: this process is `rank` of `layout`, on `device`.
+  Ranks(const SpmdContext &layout, Backend backend, int64_t rank,
+        Device device, std::unique_ptr<Communicator> comm);
+  ~Ranks();
+  Ranks(const Ranks &) = delete;
+  Ranks &operator=(const Ranks &) = delete;
+
+  const SpmdContext &layout() const { return spmd; }
+  Backend backend() const { return kind; }
+  /// The ranks run by this process, in order.
+  const std::vector<int64_t> &local() const { return localRanks; }
+  bool runsAll() const {
+    return int64_t(localRanks.size()) == spmd.worldSize();
+  }
+  Device device(int64_t rank) const;
+
+  /// Runs fn(rank) for every local rank, each on its own thread with its
+  /// rank context, communicator and device current. When a rank throws, the
+  /// others' collectives are aborted and the first failure (not the aborts
+  /// it caused) is rethrown as RuntimeError("rank N: ...").
+  void run(const std::function<void(int64_t rank)> &fn);
+
+  struct Impl;
+
+private:
+  SpmdContext spmd;
+  Backend kind;
+  std::vector<int64_t> localRanks;
+  std::unique_ptr<Impl> impl;
+};
+
+/// Checks `data` against the program's vision merges; throws RuntimeError
+/// when the number of image tokens differs from the vision encoder's rows.
+void checkVisionRows(const ProgramInfo &program, const SafetensorsFile &data);
+
+/// Runs @forward on `data` with the weights in `weightsPath`; returns the
+/// loss. Throws RuntimeError on bad data or a failing kernel.
+double runForward(const CompiledProgram &program,
+                  const std::string &weightsPath, const SafetensorsFile &data,
+                  Ranks &ranks);
+
+/// Training state and steps over a program compiled for training
+/// (@grad_step and @apply_step).
+class Trainer {
+public:
+  /// Loads the parameters from `weightsPath` (each rank's piece where an
+  /// argument is sharded) onto the ranks' devices and zeroes the optimizer
+  /// state. Throws RuntimeError.
+  Trainer(const CompiledProgram &program, const std::string &weightsPath,
+          Ranks &ranks);
+
+  struct StepResult {
+    int64_t step;
+    double loss;
+    double gradNorm;
+  };
+  /// One optimizer step on `gradAccum` micro-batches (all `data`):
+  /// gradients and losses are averaged over the micro-batches.
+  StepResult step(const SafetensorsFile &data, int64_t gradAccum = 1);
+
+  /// Parameters (state_dict keys, full tensors), optimizer state and the
+  /// step count, as safetensors. Resuming from it continues bit-exactly.
+  void save(const std::string &path) const;
+  void resume(const std::string &path);
+
+  int64_t stepsDone() const { return steps; }
+  /// The full parameters, on the host (sharded ones reassembled).
+  std::map<std::string, Tensor> parameters() const;
+
+private:
+  using State = std::map<std::string, Tensor>;
+  struct RankState {
+    State params, buffers, expAvg, expAvgSq;
+  };
+  std::vector<Tensor> bind(const Function &fn, int64_t rank,
+                           const std::vector<Tensor> *data,
+                           const State &grads) const;
+  /// Full (host) tensors of `which` state, reassembled from the ranks.
+  State gather(State RankState::*which) const;
+  void load(const SafetensorsFile &file, const std::string &prefix,
+            State RankState::*which, Slot::Role role, const char *what);
+
+  const CompiledProgram &program;
+  Ranks &ranks;
+  /// Indexed like ranks.local().
+  std::vector<RankState> states;
+  /// Slots of the state (from @apply_step's arguments), by name.
+  std::map<std::string, Slot> paramSlots, bufferSlots;
+  int64_t steps = 0;
+};
+
+/// What the training loop of glimmer-train and glimmer-run does.
+struct LoopOptions {
+  std::string weightsPath;
+  int64_t steps = 10;
+  int64_t gradAccum = 1;
+  /// Run @forward once and report the loss instead of training.
+  bool forwardOnly = false;
+  std::string savePath, resumePath;
+  /// Appends one JSON line per step.
+  std::string metricsPath;
+  /// Prefix of progress lines ("[glimmer-train] ...").
+  std::string tool = "glimmer-train";
+  bool quiet = false;
+};
+
+/// Runs the loop: one "step N | loss L | grad_norm G | T tok/s" line per
+/// step on `out` (from the process that runs rank 0), progress on `err`.
+/// Throws RuntimeError.
+void runLoop(const CompiledProgram &program, const SafetensorsFile &data,
+             Ranks &ranks, const LoopOptions &options, std::ostream &out,
+             std::ostream &err);
+
+/// Parses "batch=2,seq=16,images=1,vocab=V,image-size=S,patch=P,channels=C"
+/// into `cfg` (keys not given keep their values). Throws RuntimeError.
+void parseSyntheticSpec(const std::string &spec, SyntheticConfig &cfg);
+
+} // namespace glimmer_rt
+
+#endif // GLIMMER_RT_TRAINER_H

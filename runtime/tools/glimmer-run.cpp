@@ -1,0 +1,223 @@
+//===- glimmer-run.cpp - Train a compiled program, no compiler needed -----===//
+//
+//   glimmer-run PROGRAM.{so,cpp} --weights=W.safetensors
+//       --data=BATCH.safetensors|synthetic:batch=..,seq=..,images=..
+//       [--backend=cpu|cuda] [--steps=N] [--grad-accum=N] [--forward-only]
+//       [--save=CKPT] [--resume=CKPT] [--metrics=OUT.jsonl] [--seed=N]
+//       [--timeout=SECONDS] [--quiet]
+//
+// Runs what glimmer-train compiled (its --emit-cpp output, or the shared
+// library built from it) on machines that have the runtime but no compiler:
+// the program's manifest says how to bind data, weights and optimizer state,
+// and which layout it was partitioned for. The optimizer and its
+// hyperparameters are part of the program.
+//
+// Ranks run as threads (one GPU each with --backend=cuda), or, when started
+// by torchrun or mpirun (one process per GPU), as this process's one rank.
+//
+//===----------------------------------------------------------------------===//
+
+#include "glimmer_rt/Trainer.h"
+
+#include "glimmer_rt/Nccl.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <type_traits>
+
+using namespace glimmer_rt;
+
+#ifndef GLIMMER_RT_INCLUDE_DIR
+#error "GLIMMER_RT_INCLUDE_DIR must be defined by the build"
+#endif
+#ifndef GLIMMER_INCLUDE_DIR
+#error "GLIMMER_INCLUDE_DIR must be defined by the build"
+#endif
+#ifndef GLIMMER_RT_LIBRARY_DIR
+#error "GLIMMER_RT_LIBRARY_DIR must be defined by the build"
+#endif
+
+namespace {
+
+int fail(const std::string &message) {
+  std::cerr << "glimmer-run: error: " << message << std::endl;
+  return 1;
+}
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// Builds `source` (generated C++) into a shared library next to it;
+/// returns its path or throws.
+std::string buildProgram(const std::string &source, bool quiet) {
+  std::string so = source.substr(0, source.size() - 4) + ".so";
+  struct stat src {}, lib {};
+  if (stat(source.c_str(), &src) != 0)
+    throw RuntimeError("cannot open '" + source + "'");
+  if (stat(so.c_str(), &lib) == 0 && lib.st_mtime >= src.st_mtime)
+    return so;
+  const char *cxx = std::getenv("GLIMMER_CXX");
+  std::string command = std::string(cxx ? cxx : "c++") +
+                        " -std=c++17 -O0 -fPIC -shared -I" GLIMMER_RT_INCLUDE_DIR
+                        " -I" GLIMMER_INCLUDE_DIR
+                        " -L" GLIMMER_RT_LIBRARY_DIR
+                        " -Wl,-rpath," GLIMMER_RT_LIBRARY_DIR " '" +
+                        source + "' -o '" + so + ".tmp' -lglimmer_rt";
+  if (!quiet)
+    std::cerr << "[glimmer-run] building " << source << std::endl;
+  int status = std::system(command.c_str());
+  if (status != 0 || std::rename((so + ".tmp").c_str(), so.c_str()) != 0)
+    throw RuntimeError("building '" + source + "' failed: " + command);
+  return so;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string program, weights, data, backendName = "cpu", save, resume,
+                                       metrics;
+  LoopOptions loop;
+  loop.tool = "glimmer-run";
+  uint64_t seed = 0;
+  double timeout = 60;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char *flag, std::string &out) {
+      std::string prefix = std::string(flag) + "=";
+      if (arg.rfind(prefix, 0) != 0)
+        return false;
+      out = arg.substr(prefix.size());
+      return true;
+    };
+    auto number = [&](const char *flag, auto &out) {
+      std::string text;
+      if (!value(flag, text))
+        return false;
+      char *end = nullptr;
+      double v = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || v < 0)
+        throw RuntimeError(std::string(flag) + " expects a non-negative "
+                                               "number, got '" +
+                           text + "'");
+      out = std::remove_reference_t<decltype(out)>(v);
+      return true;
+    };
+    try {
+      if (arg == "--help" || arg == "-h") {
+        std::cout
+            << "usage: glimmer-run PROGRAM.{so,cpp} --weights=FILE "
+               "--data=FILE|synthetic:batch=B,seq=T,images=K\n"
+               "  [--backend=cpu|cuda] [--steps=N] [--grad-accum=N] "
+               "[--forward-only]\n"
+               "  [--save=FILE] [--resume=FILE] [--metrics=FILE] "
+               "[--seed=N] [--timeout=S] [--quiet]\n";
+        return 0;
+      }
+      if (value("--weights", weights) || value("--data", data) ||
+          value("--backend", backendName) || value("--save", save) ||
+          value("--resume", resume) || value("--metrics", metrics) ||
+          number("--steps", loop.steps) ||
+          number("--grad-accum", loop.gradAccum) ||
+          number("--seed", seed) || number("--timeout", timeout))
+        continue;
+    } catch (const RuntimeError &e) {
+      return fail(e.what());
+    }
+    if (arg == "--forward-only")
+      loop.forwardOnly = true;
+    else if (arg == "--quiet")
+      loop.quiet = true;
+    else if (arg.rfind("-", 0) == 0)
+      return fail("unknown option '" + arg + "' (see --help)");
+    else if (program.empty())
+      program = arg;
+    else
+      return fail("more than one program given ('" + program + "', '" + arg +
+                  "')");
+  }
+  if (program.empty())
+    return fail("no program given (see --help)");
+  if (weights.empty())
+    return fail("--weights is required");
+  if (data.empty())
+    return fail("--data is required");
+  if (loop.gradAccum < 1)
+    return fail("--grad-accum must be at least 1");
+  Backend backend;
+  if (!parseBackend(backendName, backend))
+    return fail("unknown backend '" + backendName + "' (available: cpu, cuda)");
+  loop.weightsPath = weights;
+  loop.savePath = save;
+  loop.resumePath = resume;
+  loop.metricsPath = metrics;
+
+  try {
+    if (data.rfind("synthetic:", 0) == 0) {
+      SyntheticConfig cfg;
+      cfg.seed = seed;
+      parseSyntheticSpec(data.substr(10), cfg);
+      data = "/tmp/glimmer-run-synthetic-" + std::to_string(getpid()) +
+             ".safetensors";
+      writeSyntheticBatch(cfg, data);
+    }
+    std::string error;
+    auto batch = SafetensorsFile::read(data, error);
+    if (!batch)
+      return fail("--data: " + error);
+    std::string library =
+        endsWith(program, ".cpp") ? buildProgram(program, loop.quiet) : program;
+    auto compiled = CompiledProgram::load(library, error);
+    if (!compiled)
+      return fail(error);
+    auto ms = std::chrono::milliseconds(int64_t(timeout * 1000));
+
+    std::unique_ptr<Ranks> ranks;
+    std::optional<int64_t> processRank;
+    std::string launchError;
+    std::optional<LaunchInfo> launch = launchFromEnvironment(launchError);
+    if (!launchError.empty())
+      return fail(launchError);
+    if (launch && launch->worldSize > 1) {
+      if (backend != Backend::CUDA)
+        return fail("started by " + launch->launcher +
+                    " with several processes: one process per rank needs "
+                    "--backend=cuda (the CPU backend runs ranks as threads "
+                    "of one process)");
+      if (launch->worldSize != compiled->layout().worldSize())
+        return fail("the program was partitioned for " +
+                    std::to_string(compiled->layout().worldSize()) +
+                    " ranks (layout '" + compiled->layout().print() +
+                    "') but " + launch->launcher + " started " +
+                    std::to_string(launch->worldSize) + " processes");
+      Device device = Device::cuda(int(launch->localRank));
+      DeviceScope scope(device);
+      auto comm = processCommunicator(*launch, ms);
+      ranks = std::make_unique<Ranks>(compiled->layout(), backend,
+                                      launch->rank, device, std::move(comm));
+      processRank = launch->rank;
+    }
+    if (!ranks)
+      ranks = std::make_unique<Ranks>(compiled->layout(), backend, ms);
+    if (!loop.quiet && (!processRank || *processRank == 0))
+      std::cerr << "[glimmer-run] " << library << ": layout '"
+                << (compiled->layout().print().empty()
+                        ? std::string("unsharded")
+                        : compiled->layout().print())
+                << "', " << compiled->layout().worldSize() << " rank(s) on "
+                << backendName << std::endl;
+    runLoop(*compiled, *batch, *ranks, loop, std::cout, std::cerr);
+  } catch (const std::exception &e) {
+    return fail(std::string("the program failed: ") + e.what());
+  }
+  return 0;
+}
