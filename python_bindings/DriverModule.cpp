@@ -153,7 +153,7 @@ std::shared_ptr<Program>
 compile(const std::string &modelPath, const std::string &examplePath,
         const std::string &floatType, bool train,
         const glimmer::OptimizerOptions &optimizer,
-        const std::string &cacheDir, bool verbose) {
+        const std::string &cacheDir, bool verbose, const std::string &spmd) {
   auto program = std::make_shared<Program>();
   program->floatType = floatType;
   program->train = train;
@@ -178,6 +178,7 @@ compile(const std::string &modelPath, const std::string &examplePath,
     options.train = train;
     options.optimizer = optimizer;
     options.cacheDir = cacheDir;
+    options.spmd = spmd;
     if (verbose)
       options.progress = [](const std::string &message) {
         llvm::errs() << "[glimmer] " << message << "\n";
@@ -389,7 +390,8 @@ PYBIND11_MODULE(_driver, m) {
       [](const std::string &modelPath, const std::string &examplePath,
          const std::string &dtype, bool train, const std::string &optimizer,
          double lr, double weightDecay, double beta1, double beta2, double eps,
-         double maxNorm, const std::string &cacheDir, bool verbose) {
+         double maxNorm, const std::string &cacheDir, bool verbose,
+         const std::string &spmd) {
         glimmer::OptimizerOptions o;
         o.optimizer = optimizer;
         o.lr = lr;
@@ -399,15 +401,16 @@ PYBIND11_MODULE(_driver, m) {
         o.eps = eps;
         o.maxNorm = maxNorm;
         return compile(modelPath, examplePath, dtype, train, o, cacheDir,
-                       verbose);
+                       verbose, spmd);
       },
       py::arg("model_path"), py::arg("example_path"), py::arg("dtype") = "f32",
       py::arg("train") = true, py::arg("optimizer") = "adamw",
       py::arg("lr") = 1e-3, py::arg("weight_decay") = -1.0,
       py::arg("beta1") = 0.9, py::arg("beta2") = 0.999, py::arg("eps") = 1e-8,
       py::arg("max_norm") = 0.0, py::arg("cache_dir") = "",
-      py::arg("verbose") = false,
-      "Imports, runs the pipeline, emits C++, compiles and loads it "
+      py::arg("verbose") = false, py::arg("spmd") = "",
+      "Imports, runs the pipeline (partitioned for `spmd` when given; the "
+      "ranks then run as threads), emits C++, compiles and loads it "
       "(glimmer::compileModel). Raises glimmer.CompileError.");
 
   py::class_<TrainerHandle>(m, "Trainer",

@@ -151,20 +151,14 @@ def compile(model, example_inputs=None, *, dtype="f32", optimizer="adamw",
         reuses the earlier build.
     verbose: print the compiler's progress to stderr.
 
-    Raises CompileError with the compiler's diagnostics, and
-    NotImplementedError under a non-default SPMD layout (context
-    parallelism runs through glimmer-train --spmd=cp=N for now).
+    The program is partitioned for the calling thread's SPMD layout
+    (`with glimmer.SpmdContext(dp_shard=2, cp=2): ...`); its ranks run as
+    threads on the CPU, with the unsharded program's numbers.
+
+    Raises CompileError with the compiler's diagnostics (also for layouts
+    the partitioner does not support yet: tp, pp).
     """
-    current = SpmdContext.current()
-    layout = str(current)
-    if current != SpmdContext():
-        raise NotImplementedError(
-            f"glimmer.compile under the SPMD layout '{layout}': only the "
-            "default layout (one rank) can be compiled from Python today; "
-            "context-parallel layouts run through glimmer-train --spmd=cp=N "
-            "(TP/SP/PP/data parallelism are not implemented yet). Call "
-            "glimmer.compile outside the `with glimmer.SpmdContext(...)` "
-            "block, or under glimmer.SpmdContext().")
+    layout = str(SpmdContext.current())
     config = dict(dtype=dtype, optimizer=optimizer, lr=lr,
                   weight_decay=weight_decay, betas=betas, eps=eps,
                   max_norm=max_norm)
@@ -299,7 +293,8 @@ class Program:
                 train=train, optimizer=config["optimizer"], lr=config["lr"],
                 weight_decay=config["weight_decay"], beta1=b1, beta2=b2,
                 eps=config["eps"], max_norm=config["max_norm"],
-                cache_dir=self._cache_dir, verbose=self._verbose)
+                cache_dir=self._cache_dir, verbose=self._verbose,
+                spmd=self.layout)
             if program.diagnostics:
                 warnings.warn(program.diagnostics, stacklevel=4)
             self._variants[key] = program

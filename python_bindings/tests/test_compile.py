@@ -229,11 +229,27 @@ def test_bad_optimizer_name():
         compile_reference(optimizer="lamb")
 
 
-def test_non_default_layout_is_not_implemented():
+def test_layouts_train_like_the_unsharded_program():
+    # FSDP x CP from Python: the layout of the enclosing SpmdContext, ranks
+    # as threads; f64 steps equal to the unsharded program's.
+    base = glimmer.compile(MODEL, BATCH, dtype="f64", max_norm=1.0)
     with glimmer.SpmdContext(dp_shard=2, cp=2):
-        with pytest.raises(NotImplementedError,
-                           match="'dp_shard=2,cp=2'.*context-parallel layouts run "
-                                 "through glimmer-train"):
+        sharded = glimmer.compile(MODEL, BATCH, dtype="f64", max_norm=1.0)
+    assert sharded.layout == "dp_shard=2,cp=2"
+    a, b = base.train(BATCH, steps=3), sharded.train(BATCH, steps=3)
+    for x, y in zip(a, b):
+        assert abs(x["loss"] - y["loss"]) <= 1e-10 * abs(x["loss"])
+        assert abs(x["grad_norm"] - y["grad_norm"]) <= 1e-10 * abs(x["grad_norm"])
+    pa, pb = base.parameters(), sharded.parameters()
+    assert pa.keys() == pb.keys()
+    for name in pa:
+        np.testing.assert_allclose(pb[name], pa[name], rtol=0, atol=1e-9)
+
+
+def test_unsupported_layout_is_a_compile_error():
+    with glimmer.SpmdContext(tp=2):
+        with pytest.raises(glimmer.CompileError,
+                           match="the 'tp' axis is not supported"):
             glimmer.compile(MODEL, BATCH)
 
 
