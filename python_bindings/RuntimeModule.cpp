@@ -14,6 +14,9 @@
 // optional operands are None. The buffer protocol is used instead of the
 // numpy C API so the module does not depend on numpy's ABI.
 //
+// Viewing a GPU tensor through the buffer protocol (np.asarray) moves it to
+// the host, and a bf16 tensor is converted to f32 first: numpy has no bf16.
+//
 // RuntimeError from a kernel surfaces as glimmer._runtime.Error, a subclass
 // of ValueError, carrying the kernel's message.
 //
@@ -179,15 +182,20 @@ A runtime tensor. Construct from a numpy array (copied); np.asarray(t) views
 it, t.numpy() copies it.)doc")
       .def(py::init(&tensorFromBuffer), py::arg("array"))
       .def_buffer([](Tensor &t) -> py::buffer_info {
+        // An exception here would terminate the process (the buffer
+        // protocol cannot report errors through pybind11), so what has no
+        // host buffer is made to have one: an undefined tensor views as an
+        // empty f32 array, a GPU tensor moves to the host and a bf16 one
+        // becomes f32 (this object is changed accordingly).
         if (!t.defined())
-          throw py::value_error("undefined tensor has no buffer");
+          return py::buffer_info(nullptr, sizeof(float),
+                                 py::format_descriptor<float>::format(), 1,
+                                 {ssize_t(0)}, {ssize_t(sizeof(float))});
         if (t.isCuda())
-          throw py::value_error(t.describe() +
-                                " lives on a GPU; copy it with .to('cpu')");
+          t = t.to(Device::cpu());
+        if (formatOf(t.dtype()).empty())
+          t = convert(t, DType::F32);
         std::string format = formatOf(t.dtype());
-        if (format.empty())
-          throw py::value_error(t.describe() +
-                                " has no buffer format; convert it first");
         ssize_t es = ssize_t(dtypeSize(t.dtype()));
         std::vector<ssize_t> shape(t.shape().begin(), t.shape().end());
         std::vector<ssize_t> strides(shape.size());
