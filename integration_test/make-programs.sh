@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Generates the programs the GPU integration tests train, on a machine with
 # the compiler (the GPU hosts have no LLVM): f32, AdamW (lr 1e-3), clipping
-# at 1.0, for each fixture unsharded and for the multi-GPU layouts.
+# at 1.0, for each fixture unsharded and for the multi-GPU layouts; and the
+# bf16 mixed-precision programs (--dtype=bf16: f32 parameters, optimizer
+# state and loss, bf16 compute), unsharded and cp=2, as
+# <model>.bf16[.<layout>].cpp. They bind the same weights and batches.
 #
 #   integration_test/make-programs.sh [OUTDIR]   (default: .gpu/programs)
+#
+# GLIMMER_EXTRA_LAYOUTS / GLIMMER_EXTRA_BF16_LAYOUTS add layouts (e.g.
+# "dp_shard=2,cp=2") to the f32 / bf16 programs.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/.gpu/programs}
@@ -19,6 +25,14 @@ for model in reference_vlm hf_llava; do
   for layout in "" cp=2 dp_shard=2 ${GLIMMER_EXTRA_LAYOUTS:-}; do
     name=$model.f32${layout:+.${layout//[=,]/}}
     "$train" --quiet --steps=0 --max-norm=1.0 --dtype=f32 \
+      "$root/examples/fixtures/$model.pt" \
+      --data="$root/examples/fixtures/$model.batch.safetensors" \
+      ${layout:+--spmd=$layout} --emit-cpp="$out/$name.cpp"
+    echo "wrote $out/$name.cpp"
+  done
+  for layout in "" cp=2 ${GLIMMER_EXTRA_BF16_LAYOUTS:-}; do
+    name=$model.bf16${layout:+.${layout//[=,]/}}
+    "$train" --quiet --steps=0 --max-norm=1.0 --dtype=bf16 \
       "$root/examples/fixtures/$model.pt" \
       --data="$root/examples/fixtures/$model.batch.safetensors" \
       ${layout:+--spmd=$layout} --emit-cpp="$out/$name.cpp"

@@ -219,10 +219,20 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   }
   llvm::SmallString<256> weights(cacheDir);
   llvm::sys::path::append(weights, "weights-" + modelHash + ".safetensors");
+  // bf16 is mixed precision: an f32 import, lowered to bf16 compute by
+  // glimmer-mixed-precision below.
+  bool mixedPrecision = options.floatType == "bf16";
+  if (!mixedPrecision && options.floatType != "f32" &&
+      options.floatType != "f64") {
+    emitError(UnknownLoc::get(&context))
+        << "unsupported floating-point type '" << options.floatType
+        << "' (expected f32, f64 or bf16)";
+    return failure();
+  }
   TorchScriptImportOptions importOptions;
   importOptions.modelPath = options.modelPath;
   importOptions.exampleInputsPath = options.dataPath;
-  importOptions.floatType = options.floatType;
+  importOptions.floatType = mixedPrecision ? "f32" : options.floatType;
   // Exported beside the cache and renamed into place, so concurrent
   // compiles never read a half-written file.
   std::string weightsTmp =
@@ -250,6 +260,8 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   pm.addNestedPass<func::FuncOp>(createGlimmerRecognizeVisionMerge());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  if (mixedPrecision)
+    pm.addPass(createGlimmerMixedPrecision());
   if (!options.spmd.empty()) {
     std::string error;
     std::optional<SpmdContext> layout = SpmdContext::parse(options.spmd, &error);

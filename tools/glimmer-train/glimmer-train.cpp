@@ -1,7 +1,7 @@
 //===- glimmer-train.cpp - Compile a model and train it -------------------===//
 //
 //   glimmer-train MODEL.pt --data=BATCH.safetensors [--backend=cpu|cuda]
-//       [--dtype=f32|f64] [--steps=N --optimizer=adamw|sgd --lr=...
+//       [--dtype=f32|f64|bf16] [--steps=N --optimizer=adamw|sgd --lr=...
 //        --weight-decay=... --betas=B1,B2 --eps=... --max-norm=...
 //        --grad-accum=N] [--save=CKPT] [--resume=CKPT]
 //       [--metrics=OUT.jsonl] [--forward-only]
@@ -50,8 +50,10 @@ static cl::opt<std::string> backend(
     cl::value_desc("cpu|cuda"), cl::cat(trainCategory));
 static cl::opt<std::string> floatType(
     "dtype", cl::init("f32"),
-    cl::desc("Precision of every floating-point tensor: f32 or f64"),
-    cl::value_desc("f32|f64"), cl::cat(trainCategory));
+    cl::desc("Precision of every floating-point tensor: f32 or f64; or bf16: "
+             "mixed precision (f32 parameters, optimizer state and loss, "
+             "bf16 compute; --backend=cuda, or --steps=0 to compile only)"),
+    cl::value_desc("f32|f64|bf16"), cl::cat(trainCategory));
 static cl::opt<std::string> spmd(
     "spmd", cl::init(""),
     cl::desc("Parallel layout, e.g. cp=2 (ranks run as threads on the CPU)"),
@@ -143,14 +145,22 @@ int main(int argc, char **argv) {
   glimmer_rt::Backend executionBackend;
   if (!glimmer_rt::parseBackend(backend, executionBackend))
     return fail("unknown backend '" + backend + "' (available: cpu, cuda)");
-  if (floatType != "f32" && floatType != "f64")
-    return fail("--dtype must be f32 or f64, got '" + floatType + "'");
+  if (floatType != "f32" && floatType != "f64" && floatType != "bf16")
+    return fail("--dtype must be f32, f64 or bf16, got '" + floatType + "'");
   if (optimizer != "adamw" && optimizer != "sgd")
     return fail("--optimizer must be adamw or sgd, got '" + optimizer + "'");
   if (steps < 0)
     return fail("--steps must not be negative");
   if (gradAccum < 1)
     return fail("--grad-accum must be at least 1");
+  // Checked before compiling: a bf16 program would fail in its first kernel.
+  // With --steps=0 nothing runs (the program is compiled, and emitted with
+  // --emit-cpp, to be carried to a GPU machine).
+  if (floatType == "bf16" && executionBackend == glimmer_rt::Backend::CPU &&
+      (steps > 0 || forwardOnly))
+    return fail("bf16 programs need --backend=cuda: the CPU kernels run f32 "
+                "and f64 (--steps=0 --emit-cpp=FILE compiles without "
+                "running)");
   double beta1 = 0, beta2 = 0;
   {
     char *end = nullptr;

@@ -2,17 +2,20 @@
 //
 // Translations into and out of the glimmer dialect:
 //   --import-torchscript MODEL.pt --example-inputs=BATCH.safetensors
-//       [--input-shapes=...] [--weights-out=W.safetensors] -o OUT.mlir
+//       [--input-shapes=...] [--dtype=f32|f64|bf16]
+//       [--weights-out=W.safetensors] -o OUT.mlir
 //   --emit-cpp PROGRAM.mlir -o PROGRAM.cpp
 //
 //===----------------------------------------------------------------------===//
 
 #include "glimmer/Conversion/Passes.h"
 #include "glimmer/Dialect/Glimmer/IR/GlimmerDialect.h"
+#include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 #include "glimmer/Import/TorchScript.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/CommandLine.h"
@@ -31,8 +34,10 @@ static llvm::cl::opt<std::string> inputShapes(
 static llvm::cl::opt<std::string> floatType(
     "dtype",
     llvm::cl::desc("Run every floating-point tensor at this precision: f32 or "
-                   "f64 (import-torchscript; default: as traced)"),
-    llvm::cl::value_desc("f32|f64"), llvm::cl::init(""));
+                   "f64; or bf16: f32 parameters and loss, bf16 compute (an "
+                   "f32 import followed by glimmer-mixed-precision) "
+                   "(import-torchscript; default: as traced)"),
+    llvm::cl::value_desc("f32|f64|bf16"), llvm::cl::init(""));
 static llvm::cl::opt<std::string> weightsOut(
     "weights-out",
     llvm::cl::desc("Write the model's parameters and buffers here as "
@@ -52,11 +57,25 @@ int main(int argc, char **argv) {
         options.exampleInputsPath = exampleInputs;
         options.inputShapes = inputShapes;
         options.weightsOutputPath = weightsOut;
-        options.floatType = floatType;
+        if (!floatType.empty() && floatType != "f32" && floatType != "f64" &&
+            floatType != "bf16") {
+          mlir::emitError(mlir::UnknownLoc::get(context))
+              << "--dtype must be f32, f64 or bf16, got '" << floatType
+              << "'";
+          return nullptr;
+        }
+        bool mixedPrecision = floatType == "bf16";
+        options.floatType = mixedPrecision ? std::string("f32") : floatType.getValue();
         mlir::OwningOpRef<mlir::ModuleOp> module =
             glimmer::importTorchScript(*context, options);
         if (!module)
           return nullptr;
+        if (mixedPrecision) {
+          mlir::PassManager pm(context);
+          pm.addPass(glimmer::createGlimmerMixedPrecision());
+          if (mlir::failed(pm.run(*module)))
+            return nullptr;
+        }
         return mlir::OwningOpRef<mlir::Operation *>(module.release());
       },
       [](mlir::DialectRegistry &registry) {

@@ -4,7 +4,9 @@ usage: torch_train_oracle.py MODEL.pt BATCH.safetensors DTYPE STEPS
            OPTIMIZER LR WEIGHT_DECAY MAX_NORM [BETA1 BETA2 EPS]
 
 Loads the TorchScript fixture (promoted to float64 for DTYPE=f64, as
-torch_oracle.py does), then per step: forward on the batch, backward,
+torch_oracle.py does; for DTYPE=bf16 the f32 module's forward runs under
+torch.autocast(dtype=torch.bfloat16), the reference for glimmer-train
+--dtype=bf16), then per step: forward on the batch, backward,
 torch.nn.utils.clip_grad_norm_ (its returned norm is the grad norm before
 clipping; with MAX_NORM=0 the norm is computed without clipping), and a
 torch.optim step. Prints "step N | loss L | grad_norm G" per step.
@@ -69,9 +71,12 @@ def main():
     else:
         opt = torch.optim.SGD(params, lr=lr, weight_decay=0.0 if weight_decay < 0 else weight_decay)
     names = [a.name for a in module.forward.schema.arguments[1:]]
+    autocast = torch.autocast(device.split(":")[0], dtype=torch.bfloat16,
+                              enabled=dtype == "bf16")
     for step in range(1, steps + 1):
         opt.zero_grad(set_to_none=True)
-        loss = module(*[batch[n] for n in names])
+        with autocast:
+            loss = module(*[batch[n] for n in names])
         loss.backward()
         with_grads = [p for p in params if p.grad is not None]
         norm = torch.nn.utils.clip_grad_norm_(

@@ -851,12 +851,24 @@ LogicalResult VisionGatherOp::buildVJP(OpBuilder &b,
 LogicalResult AllGatherOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                                     MutableArrayRef<Value> operandGrads) {
   auto inputType = cast<RankedTensorType>(getInput().getType());
-  if (!resultGrads[0] || !isa<FloatType>(inputType.getElementType()))
+  auto element = dyn_cast<FloatType>(inputType.getElementType());
+  if (!resultGrads[0] || !element)
     return success();
-  operandGrads[0] = ReduceScatterOp::create(
-      b, getLoc(), inputType,
-      ReductionKindAttr::get(b.getContext(), ReductionKind::Sum),
-      resultGrads[0], getMeshAttr(), getAxes(), getDimAttr());
+  // The ranks' bf16 (f16) cotangents are summed in f32, as mixed-precision
+  // training reduces gradients (e.g. K and V gathered over cp).
+  Emitter e{b, getLoc()};
+  Value g = resultGrads[0];
+  RankedTensorType sumType = inputType;
+  if (element.getWidth() < 32) {
+    g = e.convert(g, cast<RankedTensorType>(g.getType())
+                         .clone(Float32Type::get(b.getContext())));
+    sumType = inputType.clone(Float32Type::get(b.getContext()));
+  }
+  Value sum = ReduceScatterOp::create(
+      b, getLoc(), sumType,
+      ReductionKindAttr::get(b.getContext(), ReductionKind::Sum), g,
+      getMeshAttr(), getAxes(), getDimAttr());
+  operandGrads[0] = e.convert(sum, inputType);
   return success();
 }
 

@@ -133,3 +133,27 @@ module {
     return %1 : tensor<f32>
   }
 }
+
+// -----
+
+// A bf16 activation all-gathered over cp (K and V of attention in a bf16
+// program): the ranks' bf16 cotangents are summed in f32 by the
+// reduce_scatter, then converted back.
+// SGD-LABEL: func.func @grad_step(
+// SGD: glimmer.all_gather %{{.*}} on @mesh ["cp"] dim = 0 : tensor<2xbf16> -> tensor<4xbf16>
+// SGD: %[[UP:.*]] = glimmer.convert %{{.*}} : tensor<4xbf16> to tensor<4xf32>
+// SGD-NEXT: %[[SUM:.*]] = glimmer.reduce_scatter sum %[[UP]] on @mesh ["cp"] dim = 0 : tensor<4xf32> -> tensor<2xf32>
+// SGD-NEXT: glimmer.convert %[[SUM]] : tensor<2xf32> to tensor<2xbf16>
+module {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=2, "tp"=1, "pp"=1]>
+  func.func @forward(%x: tensor<2xbf16> {glimmer.input = "x"},
+                     %w: tensor<2xf32> {glimmer.param = "w"})
+      -> (tensor<f32> {glimmer.partial = ["cp"]}) {
+    %wb = glimmer.convert %w : tensor<2xf32> to tensor<2xbf16>
+    %k = glimmer.mul %x, %wb : tensor<2xbf16>
+    %kg = glimmer.all_gather %k on @mesh ["cp"] dim = 0 : tensor<2xbf16> -> tensor<4xbf16>
+    %s = glimmer.reduce sum %kg dims = [0] : tensor<4xbf16> -> tensor<bf16>
+    %f = glimmer.convert %s : tensor<bf16> to tensor<f32>
+    return %f : tensor<f32>
+  }
+}

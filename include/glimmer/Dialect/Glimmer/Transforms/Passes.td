@@ -101,6 +101,82 @@ def GlimmerRecognizeVisionMerge
   let dependentDialects = ["::glimmer::GlimmerDialect"];
 }
 
+def GlimmerMixedPrecision
+    : Pass<"glimmer-mixed-precision", "::mlir::ModuleOp"> {
+  let summary = "Mixed precision: bf16 compute, f32 parameters and loss";
+  let description = [{
+    Turns an f32 `@forward` into a mixed-precision one: bf16 compute with
+    f32 master weights. The function's signature does not change
+    (parameters, buffers and inputs stay f32 arguments, the loss an f32
+    result), but the computation that depends on the parameters runs on bf16
+    tensors. Unlike PyTorch's `autocast(torch.bfloat16)`, which also keeps
+    norms, softmax and losses (and so a residual stream that adds their
+    outputs) in f32, every op downstream of a parameter computes in bf16
+    here (the kernels accumulate in f32), except the loss. Runs on the
+    global view, before partitioning and `glimmer-autodiff`; `--dtype=bf16`
+    of glimmer-train and glimmer-translate is an f32 import followed by this
+    pass.
+
+    One forward sweep decides the precision of every value. Each parameter
+    (`glimmer.param`) is read through one `glimmer.convert` to bf16, placed
+    before its first use (FSDP's all-gather then lands right before the
+    convert, still at the first use). An op with a bf16 floating-point
+    operand computes in bf16: its other f32 operands are converted (once per
+    value; constants become bf16 constants, broadcasts are rebuilt on a bf16
+    copy of their input) and its f32 results become bf16. Two results stay
+    f32: the log-sum-exp of `glimmer.attention` (f32 for bf16 queries) and
+    the `sum` of `glimmer.cross_entropy`, so the loss chain after it (the
+    division by the token count) is f32. Values computed only from inputs,
+    buffers, integers and constants (RoPE tables from positions, masks) stay
+    f32 until they meet bf16 compute, as under autocast; a bf16 value the
+    function returns is converted back to f32. After autodiff, the
+    convert's VJP turns each parameter's bf16 cotangent into an f32
+    gradient, so `@apply_step` keeps f32 parameters and optimizer state;
+    reductions across ranks are f32 too (parameters are all-gathered, and
+    their gradients reduce-scattered, in f32; the VJP of a bf16 all-gather,
+    K and V over `cp`, sums the ranks' cotangents in f32).
+
+    Errors: no `@forward` (option `function`), a module that already has
+    `@grad_step` or `@apply_step`, a floating-point type other than f32 in
+    the function (an f64 import, or a function this pass already ran on).
+
+    Before:
+    ```mlir
+    func.func @forward(%x: tensor<2x8xf32> {glimmer.input = "x"},
+                       %w: tensor<4x8xf32> {glimmer.param = "w"},
+                       %labels: tensor<2xi64> {glimmer.input = "labels"}) -> tensor<f32> {
+      %h = glimmer.linear %x, %w : tensor<2x8xf32>, tensor<4x8xf32> -> tensor<2x4xf32>
+      %s, %n = glimmer.cross_entropy %h, %labels ignore_index = -100
+          : tensor<2x4xf32>, tensor<2xi64> -> tensor<f32>, tensor<i64>
+      %nf = glimmer.convert %n : tensor<i64> to tensor<f32>
+      %loss = glimmer.div %s, %nf : tensor<f32>
+      return %loss : tensor<f32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @forward(%x: tensor<2x8xf32> {glimmer.input = "x"},
+                       %w: tensor<4x8xf32> {glimmer.param = "w"},
+                       %labels: tensor<2xi64> {glimmer.input = "labels"}) -> tensor<f32> {
+      %xb = glimmer.convert %x : tensor<2x8xf32> to tensor<2x8xbf16>
+      %wb = glimmer.convert %w : tensor<4x8xf32> to tensor<4x8xbf16>
+      %h = glimmer.linear %xb, %wb : tensor<2x8xbf16>, tensor<4x8xbf16> -> tensor<2x4xbf16>
+      %s, %n = glimmer.cross_entropy %h, %labels ignore_index = -100
+          : tensor<2x4xbf16>, tensor<2xi64> -> tensor<f32>, tensor<i64>
+      %nf = glimmer.convert %n : tensor<i64> to tensor<f32>
+      %loss = glimmer.div %s, %nf : tensor<f32>
+      return %loss : tensor<f32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"functionName", "function", "std::string", /*default=*/"\"forward\"",
+           "The forward function to rewrite">,
+  ];
+  let dependentDialects = ["::glimmer::GlimmerDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def GlimmerAutodiff : Pass<"glimmer-autodiff", "::mlir::ModuleOp"> {
   let summary = "Builds the training step from the forward function";
   let description = [{
