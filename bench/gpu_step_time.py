@@ -1,64 +1,78 @@
-"""Training step time on GPUs: glimmer-run --backend=cuda against PyTorch eager.
+"""Training step time on GPUs: glimmer-run --backend=cuda against PyTorch eager,
+in f32 and in bf16 mixed precision.
 
 Two halves, because the GPU machine has the runtime but no compiler (no LLVM)
 and receives only small files:
 
   prepare (build machine, the repository's .venv):
     .venv/bin/python bench/gpu_step_time.py prepare --out bench/.gpu/medium
-        [--seq 8192 --batch 1 --images N --dim 1024 --layers 8 ...]
+        [--dtypes f32,bf16] [--seq 8192 --batch 1 --images N --dim 1024 ...]
 
     Builds the reference VLM (examples/models/reference_vlm.py) at a
     "medium" configuration, draws a batch with make_batch, traces the model
     to TorchScript as examples/fixtures/generate.py does (torch.jit.trace of
-    forward -> scalar loss), and compiles it with glimmer-train (f32, AdamW
-    lr 1e-3, weight decay 0.01, clipping at 1.0, --steps=0 --emit-cpp) for
-    the layouts "" and "cp=2" into OUT/medium.f32.cpp and
-    OUT/medium.f32.cp2.cpp. Writes OUT/config.json: the model config, the
-    batch recipe, the seed, the optimizer, SHA-256 checksums of the batch and
-    of the initial weights, and the measured compile times. The .pt, the
-    weights and the batch (about 1.7 GB at the default size) are written to
-    a temporary directory and deleted, unless together they are at most
-    --max-artifact-mb (20) MB: the GPU side regenerates them from
-    config.json.
+    forward -> scalar loss; once, in f32), and compiles it with glimmer-train
+    (AdamW lr 1e-3, weight decay 0.01, clipping at 1.0, --steps=0
+    --emit-cpp) for each --dtypes entry and each of the layouts "" and
+    "cp=2": OUT/medium.f32.cpp, OUT/medium.f32.cp2.cpp, OUT/medium.bf16.cpp,
+    OUT/medium.bf16.cp2.cpp. --dtype=bf16 is glimmer-train's mixed
+    precision: f32 parameters, optimizer state and loss, bf16 compute; its
+    programs bind the same f32 weights and batch as the f32 ones and only
+    run on GPUs. Writes OUT/config.json: the model config, the batch recipe,
+    the seed, the optimizer, SHA-256 checksums of the batch and of the
+    initial weights, and the measured compile time of each (dtype, layout)
+    under "programs". The .pt, the weights and the batch (about 1.7 GB at
+    the default size) are written to a temporary directory and deleted,
+    unless together they are at most --max-artifact-mb (20) MB: the GPU side
+    regenerates them from config.json.
 
   run (GPU machine, 2 GPUs, PyTorch with CUDA):
     python3 bench/gpu_step_time.py run --dir bench/.gpu/medium
-        --runtime-build /tmp/rt [--steps 10 --warmup 3]
+        --runtime-build /tmp/rt [--dtypes f32,bf16 --steps 8 --warmup 2]
 
     Regenerates the model, its weights and the batch from config.json (same
     code, same seed; the batch must match the recorded checksum), writes
-    them to --work, then times
-      * glimmer-run --backend=cuda on the unsharded program (1 GPU),
-      * glimmer-run --backend=cuda on the cp=2 program (2 GPUs, NCCL),
+    them to --work, then, for each dtype of --dtypes, times
+      * glimmer-run --backend=cuda on each of that dtype's programs in
+        config.json: unsharded (1 GPU), cp=2 (2 GPUs, NCCL),
       * PyTorch eager training of the same nn.Module on 1 GPU (AdamW lr 1e-3,
-        weight decay 0.01, clip_grad_norm_ 1.0, f32 with TF32 off; CUDA
-        events around each step, synchronized),
-    each for --warmup + --steps steps, and prints a markdown table: median
-    step time over the steps after the warmup, tokens/s (batch * seq /
-    median step time, all ranks together), model TFLOP/s, and the loss and
-    grad norm of step 1 (before any update: glimmer and PyTorch should agree
-    to about 1e-4 relative in f32). glimmer's step times are the per-step
-    "seconds" of its --metrics file (host clock around a step, which ends
-    with a device synchronize). NCCL_NVLS_ENABLE=0 is set for everything.
+        weight decay 0.01, clip_grad_norm_ 1.0, f32 parameters, TF32 off;
+        for bf16 the forward runs under torch.autocast("cuda",
+        dtype=torch.bfloat16), as test/E2E/Inputs/torch_train_oracle.py
+        does; CUDA events around each step, synchronized),
+    each for --warmup + --steps steps, and prints a markdown table: dtype,
+    median step time over the steps after the warmup, tokens/s (batch * seq
+    / median step time, all ranks together), model TFLOP/s, and the loss
+    and grad norm of step 1 (before any update), with glimmer's step-1 loss
+    relative to PyTorch's of the same dtype (about 1e-4 in f32, 1e-2 in
+    bf16). glimmer's step times are the per-step "seconds" of its --metrics
+    file (host clock around a step, which ends with a device synchronize).
+    NCCL_NVLS_ENABLE=0 is set for everything. The whole run is bounded by
+    --budget (330 s): each glimmer-run is stopped when its share of what is
+    left runs out (keeping what its metrics file holds), and PyTorch stops
+    early on the same deadline; --json is rewritten after each measurement.
 
 Sequence length: the default T = 8192 (16 images of 16x16 patches = 50 %
 image tokens). Attention is a flash-style kernel in both frameworks (glimmer:
-runtime/cuda/Attention.cu, SIMT in f32; PyTorch: the memory-efficient SDPA
-kernel, the only one with f32 support), so the score matrix is never
-materialized; model FLOPs are about 11 TFLOP per step, i.e. roughly
-0.3-1.5 s per step on an H200 in strict f32, and each timed run of 13 steps
-takes well under a minute. Programs are compiled for one batch shape: for
-another T, run prepare again (--seq, --images) into another directory.
+runtime/cuda/Attention.cu; PyTorch: the memory-efficient SDPA kernel in f32,
+the only one with f32 support, flash attention under bf16 autocast), so the
+score matrix is never materialized; model FLOPs are about 11 TFLOP per step,
+i.e. roughly 0.3-1.5 s per step on an H200 in strict f32. Programs are
+compiled for one batch shape: for another T, run prepare again (--seq,
+--images) into another directory.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
+import gc
 import hashlib
 import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -73,6 +87,7 @@ sys.path.insert(0, str(ROOT / "examples" / "models"))
 INPUT_NAMES = ["tokens", "labels", "positions", "images"]  # forward's arguments
 OPTIMIZER = {"optimizer": "adamw", "lr": 1e-3, "betas": [0.9, 0.999], "eps": 1e-8,
              "weight_decay": 0.01, "max_norm": 1.0}
+DTYPES = ("f32", "bf16")  # glimmer-train --dtype; bf16: mixed precision, CUDA only
 
 
 # --------------------------------------------------------------------------
@@ -86,10 +101,26 @@ def torchtitan_ffn(dim: int, multiple_of: int = 256) -> int:
     return multiple_of * ((hidden + multiple_of - 1) // multiple_of)
 
 
-def program_name(name: str, layout: str) -> str:
-    """medium.f32.cpp, medium.f32.cp2.cpp (integration_test/make-programs.sh's naming)."""
+def program_name(name: str, layout: str, dtype: str = "f32") -> str:
+    """medium.f32.cpp, medium.bf16.cp2.cpp, ... (integration_test/make-programs.sh's naming)."""
     suffix = re.sub(r"[=,]", "", layout)
-    return f"{name}.f32{'.' + suffix if suffix else ''}.cpp"
+    return f"{name}.{dtype}{'.' + suffix if suffix else ''}.cpp"
+
+
+def parse_dtypes(text: str) -> list:
+    dtypes = [d.strip() for d in text.split(",") if d.strip()]
+    bad = [d for d in dtypes if d not in DTYPES]
+    if bad or not dtypes:
+        sys.exit(f"--dtypes: expected a comma-separated subset of {','.join(DTYPES)}, got '{text}'")
+    return list(dict.fromkeys(dtypes))
+
+
+def config_programs(config: dict) -> dict:
+    """{dtype: {layout: entry}}; config.json files written before the bf16
+    mode hold f32 programs only, under "layouts"."""
+    if "programs" in config:
+        return config["programs"]
+    return {config.get("dtype", "f32"): config.get("layouts", {})}
 
 
 def build(config: dict):
@@ -178,6 +209,7 @@ def cmd_prepare(a):
     import torch
     from safetensors.torch import save_file
 
+    dtypes = parse_dtypes(a.dtypes)
     train = Path(a.glimmer_train)
     if not train.is_file():
         sys.exit(f"glimmer-train not found at {train} (ninja -C build glimmer-train)")
@@ -199,8 +231,8 @@ def cmd_prepare(a):
         "batch": {"batch": a.batch, "seq_len": a.seq, "images_per_sample": images,
                   "placement": "random"},
         "optimizer": OPTIMIZER,
-        "dtype": "f32",
-        "layouts": {},
+        "dtypes": dtypes,
+        "programs": {d: {} for d in dtypes},  # dtype -> layout -> program, compile time
     }
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -245,37 +277,41 @@ def cmd_prepare(a):
         config["trace_seconds"] = round(t_trace, 2)
 
         cache = art / "cache"
-        for layout in [l for l in a.layouts.split(";")]:
-            layout = layout.strip()
-            name = program_name(a.name, layout)
-            shutil.rmtree(cache, ignore_errors=True)  # cold: no cached program
-            o = OPTIMIZER
-            cmd = [str(train), str(pt), f"--data={data}", "--dtype=f32", "--steps=0",
-                   f"--optimizer={o['optimizer']}", f"--lr={o['lr']}",
-                   f"--weight-decay={o['weight_decay']}", f"--betas={o['betas'][0]},{o['betas'][1]}",
-                   f"--eps={o['eps']}", f"--max-norm={o['max_norm']}",
-                   f"--emit-cpp={out / name}", f"--cache-dir={cache}"]
-            if layout:
-                cmd.append(f"--spmd={layout}")
-            print("$ " + " ".join(cmd), flush=True)
-            t0 = time.perf_counter()
-            r = subprocess.run(cmd, capture_output=True, text=True, env=nvls_env())
-            seconds = time.perf_counter() - t0
-            (out / (name[:-4] + ".compile.log")).write_text(
-                "$ " + " ".join(cmd) + "\n" + r.stdout + r.stderr)
-            if r.returncode != 0:
-                sys.exit(f"glimmer-train failed ({r.returncode}) for layout '{layout}':\n"
-                         + (r.stdout + r.stderr)[-4000:])
-            source = (out / name).read_text()
-            stages = parse_progress(r.stderr)
-            # The rest: the pass pipeline (not reported separately), process
-            # start, and loading the weights into a trainer for --steps=0.
-            stages["other"] = round(seconds - sum(stages.values()), 2)
-            entry = {"program": name, "seconds": round(seconds, 2), "stages": stages,
-                     "cpp_lines": source.count("\n"), "cpp_bytes": len(source.encode())}
-            config["layouts"][layout] = entry
-            print(f"layout '{layout or 'unsharded'}': {name}, {entry['cpp_lines']} lines, "
-                  f"glimmer-train {seconds:.1f} s {entry['stages']}", flush=True)
+        layouts = [l.strip() for l in a.layouts.split(";")]
+        for dtype in dtypes:
+            for layout in layouts:
+                name = program_name(a.name, layout, dtype)
+                shutil.rmtree(cache, ignore_errors=True)  # cold: no cached program
+                o = OPTIMIZER
+                cmd = [str(train), str(pt), f"--data={data}", f"--dtype={dtype}", "--steps=0",
+                       f"--optimizer={o['optimizer']}", f"--lr={o['lr']}",
+                       f"--weight-decay={o['weight_decay']}",
+                       f"--betas={o['betas'][0]},{o['betas'][1]}",
+                       f"--eps={o['eps']}", f"--max-norm={o['max_norm']}",
+                       f"--emit-cpp={out / name}", f"--cache-dir={cache}"]
+                if layout:
+                    cmd.append(f"--spmd={layout}")
+                print("$ " + " ".join(cmd), flush=True)
+                t0 = time.perf_counter()
+                r = subprocess.run(cmd, capture_output=True, text=True, env=nvls_env())
+                seconds = time.perf_counter() - t0
+                (out / (name[:-4] + ".compile.log")).write_text(
+                    "$ " + " ".join(cmd) + "\n" + r.stdout + r.stderr)
+                if r.returncode != 0:
+                    sys.exit(f"glimmer-train failed ({r.returncode}) for dtype {dtype}, "
+                             f"layout '{layout}':\n" + (r.stdout + r.stderr)[-4000:])
+                source = (out / name).read_text()
+                stages = parse_progress(r.stderr)
+                # The rest: the pass pipeline (not reported separately), process
+                # start, and loading the weights into a trainer for --steps=0.
+                stages["other"] = round(seconds - sum(stages.values()), 2)
+                entry = {"program": name, "dtype": dtype, "seconds": round(seconds, 2),
+                         "stages": stages, "cpp_lines": source.count("\n"),
+                         "cpp_bytes": len(source.encode())}
+                config["programs"][dtype][layout] = entry
+                print(f"{dtype} layout '{layout or 'unsharded'}': {name}, "
+                      f"{entry['cpp_lines']} lines, glimmer-train {seconds:.1f} s "
+                      f"{entry['stages']}", flush=True)
     finally:
         shutil.rmtree(art / "cache", ignore_errors=True)
         if tmp is not None:
@@ -285,6 +321,9 @@ def cmd_prepare(a):
     config["prepared_with"] = {"torch": torch.__version__, "git": git_state(),
                                "glimmer_train": str(train)}
     (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    print("compile times (glimmer-train wall, s): " + ", ".join(
+        f"{d} {l or 'unsharded'} {e['seconds']}"
+        for d, progs in config["programs"].items() for l, e in progs.items()))
     total = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     print(f"wrote {out}/config.json; {out} holds {total / 2**20:.1f} MiB"
           + ("  (over 20 MiB: too much for the GPU machine)" if total > 20 * 2**20 else ""))
@@ -304,8 +343,29 @@ def find_glimmer_run(build_dir: Path) -> Path:
              f"-DCMAKE_CUDA_ARCHITECTURES=90 && ninja -C {build_dir} glimmer-run)")
 
 
+_running = None  # the glimmer-run in flight (its own process group)
+
+
+def _stop(signum, frame):
+    """SIGTERM/SIGINT (e.g. from `timeout`): glimmer-run runs in its own
+    session, so stop it here rather than leave it on the GPU."""
+    p = _running
+    if p is not None and p.poll() is None:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=10)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
+    sys.exit(128 + signum)
+
+
+def secs(x: float) -> str:
+    return f"{x:.0f}" if x >= 10 else f"{x:.1f}"
+
+
 def time_glimmer(glimmer_run: Path, program: Path, weights: Path, data: Path, work: Path,
                  steps: int, warmup: int, timeout: float, backend: str) -> dict:
+    global _running
     metrics = work / (program.stem + ".metrics.jsonl")
     metrics.unlink(missing_ok=True)
     # A fresh copy, so glimmer-run builds the .so next to it against this
@@ -313,34 +373,67 @@ def time_glimmer(glimmer_run: Path, program: Path, weights: Path, data: Path, wo
     local = work / program.name
     shutil.copyfile(program, local)
     local.with_suffix(".so").unlink(missing_ok=True)
+    log = work / (program.stem + ".log")
     cmd = [str(glimmer_run), str(local), f"--weights={weights}", f"--data={data}",
            f"--backend={backend}", f"--steps={warmup + steps}", f"--metrics={metrics}",
            "--timeout=300"]
-    print("$ NCCL_NVLS_ENABLE=0 " + " ".join(cmd), flush=True)
+    print("$ NCCL_NVLS_ENABLE=0 " + " ".join(cmd) + f"   (stopped after {secs(timeout)} s)",
+          flush=True)
     t0 = time.perf_counter()
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, env=nvls_env(), timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"error": f"timed out after {timeout:.0f} s"}
+    # Output to a file, not a pipe, and a process group of its own: on a
+    # timeout the whole group (glimmer-run and the c++ it may be running) is
+    # killed and nothing is left holding a pipe open.
+    with open(log, "w") as f:
+        _running = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=nvls_env(),
+                                    start_new_session=True)
+        timed_out = False
+        try:
+            rc = _running.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            try:
+                os.killpg(_running.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            rc = _running.wait()
+        finally:
+            _running = None
     wall = time.perf_counter() - t0
-    (work / (program.stem + ".log")).write_text(r.stdout + r.stderr)
-    if r.returncode != 0:
-        tail = (r.stdout + r.stderr)[-3000:]
+    output = log.read_text(errors="replace")
+    if rc != 0 and not timed_out:
+        tail = output[-3000:]
         print(tail, file=sys.stderr)
-        return {"error": f"glimmer-run exit {r.returncode}: {tail.strip().splitlines()[-1:]}"}
-    rows = [json.loads(l) for l in metrics.read_text().splitlines() if l.strip()]
+        return {"error": f"glimmer-run exit {rc}: {tail.strip().splitlines()[-1:]}", "wall_s": wall}
+    # Metrics lines are flushed per step: after a timeout they hold the steps done.
+    rows = []
+    if metrics.is_file():
+        for line in metrics.read_text().splitlines():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass  # a line cut by the kill
     rows = [x for x in rows if x.get("step", 0) >= 1]
     timed = [x["seconds"] for x in rows[warmup:]]
     if not timed:
-        return {"error": "no steps after the warmup in the metrics file"}
-    return {"median_s": statistics.median(timed), "min_s": min(timed), "max_s": max(timed),
-            "step_seconds": [x["seconds"] for x in rows],
-            "loss": [x["loss"] for x in rows], "grad_norm": [x["grad_norm"] for x in rows],
-            "glimmer_tokens_per_s": statistics.median(x["tokens_per_s"] for x in rows[warmup:]),
-            "wall_s": wall}
+        why = (f"stopped after {secs(timeout)} s, {len(rows)} step(s) done" if timed_out
+               else "no steps after the warmup in the metrics file")
+        return {"error": why, "wall_s": wall,
+                "loss": [x["loss"] for x in rows], "grad_norm": [x["grad_norm"] for x in rows]}
+    r = {"median_s": statistics.median(timed), "min_s": min(timed), "max_s": max(timed),
+         "timed_steps": len(timed), "step_seconds": [x["seconds"] for x in rows],
+         "loss": [x["loss"] for x in rows], "grad_norm": [x["grad_norm"] for x in rows],
+         "glimmer_tokens_per_s": statistics.median(x["tokens_per_s"] for x in rows[warmup:]),
+         "wall_s": wall}
+    if timed_out:
+        r["truncated"] = f"stopped after {secs(timeout)} s"
+    return r
 
 
-def time_torch(model, batch, steps: int, warmup: int, device: str) -> dict:
+def time_torch(model, batch, steps: int, warmup: int, device: str, dtype: str,
+               deadline: float | None = None) -> dict:
+    """PyTorch eager training from `model`'s (CPU) initial weights, which are
+    left untouched. dtype bf16: the forward under torch.autocast(bf16), f32
+    parameters, gradients and AdamW state (torch_train_oracle.py's recipe)."""
     import torch
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -349,15 +442,21 @@ def time_torch(model, batch, steps: int, warmup: int, device: str) -> dict:
     dev = torch.device(device)
     cuda = dev.type == "cuda"
     sync = torch.cuda.synchronize if cuda else (lambda: None)
-    model = model.to(dev).train()
+    if cuda:
+        torch.cuda.reset_peak_memory_stats(dev)
+    model = copy.deepcopy(model).to(dev).train()
     batch = {k: v.to(dev) for k, v in batch.items()}
     params = [p for p in model.parameters() if p.requires_grad]
     o = OPTIMIZER
     opt = torch.optim.AdamW(params, lr=o["lr"], betas=tuple(o["betas"]), eps=o["eps"],
                             weight_decay=o["weight_decay"])
+    autocast = torch.autocast(dev.type, dtype=torch.bfloat16, enabled=dtype == "bf16")
     ms, wall, losses, norms = [], [], [], []
+    loss = norm = None
     t_start = time.perf_counter()
-    for _ in range(warmup + steps):
+    for i in range(warmup + steps):
+        if i > 0 and deadline is not None and time.perf_counter() > deadline:
+            break
         sync()
         if cuda:
             start = torch.cuda.Event(enable_timing=True)
@@ -366,7 +465,8 @@ def time_torch(model, batch, steps: int, warmup: int, device: str) -> dict:
         if cuda:
             start.record()
         opt.zero_grad(set_to_none=True)
-        loss = model(**batch)
+        with autocast:
+            loss = model(**batch)
         loss.backward()
         norm = torch.nn.utils.clip_grad_norm_(params, o["max_norm"])
         opt.step()
@@ -377,20 +477,42 @@ def time_torch(model, batch, steps: int, warmup: int, device: str) -> dict:
         ms.append(start.elapsed_time(end) if cuda else wall[-1] * 1e3)
         losses.append(loss.item())
         norms.append(norm.item())
+    peak = torch.cuda.max_memory_allocated(dev) / 2**30 if cuda else None
+    del model, batch, params, opt, loss, norm
+    gc.collect()
+    if cuda:
+        torch.cuda.empty_cache()
     timed = [m / 1e3 for m in ms[warmup:]]
-    return {"median_s": statistics.median(timed), "min_s": min(timed), "max_s": max(timed),
-            "step_seconds": [m / 1e3 for m in ms], "wall_step_seconds": wall,
-            "loss": losses, "grad_norm": norms, "wall_s": time.perf_counter() - t_start,
-            "max_memory_gib": torch.cuda.max_memory_allocated(dev) / 2**30 if cuda else None}
+    if not timed:
+        return {"error": f"stopped at the --budget deadline after {len(ms)} step(s)",
+                "loss": losses, "grad_norm": norms}
+    r = {"median_s": statistics.median(timed), "min_s": min(timed), "max_s": max(timed),
+         "timed_steps": len(timed), "step_seconds": [m / 1e3 for m in ms],
+         "wall_step_seconds": wall, "loss": losses, "grad_norm": norms,
+         "wall_s": time.perf_counter() - t_start, "max_memory_gib": peak}
+    if len(ms) < warmup + steps:
+        r["truncated"] = "stopped at the --budget deadline"
+    return r
+
+
+# Time kept for each measurement still to come when the --budget is shared
+# out (a glimmer-run: start, build at -O0, load weights, a few steps).
+RESERVE_S = {"glimmer": 40.0, "PyTorch eager": 20.0}
 
 
 def cmd_run(a):
+    t_run = time.perf_counter()
+    deadline = t_run + a.budget
     os.environ["NCCL_NVLS_ENABLE"] = "0"
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _stop)
     import torch
     from safetensors.torch import save_file
 
+    dtypes = parse_dtypes(a.dtypes)
     d = Path(a.dir)
     config = json.loads((d / "config.json").read_text())
+    programs = config_programs(config)
     name = config["name"]
     B, T = config["batch"]["batch"], config["batch"]["seq_len"]
     tokens = B * T
@@ -426,66 +548,112 @@ def cmd_run(a):
           f"parameters, batch {B} x {T}) in {time.perf_counter() - t0:.1f} s; "
           f"checksums: {checks}", flush=True)
 
-    results = []  # (layout, gpus, framework, result)
-    for layout, entry in config["layouts"].items():
-        need = 2 if layout else 1  # cp=N: N GPUs
-        m = re.fullmatch(r"cp=(\d+)", layout)
-        if m:
-            need = int(m.group(1))
-        if cuda and need > gpus:
-            results.append((layout, need, "glimmer", {"error": f"needs {need} GPUs, {gpus} visible"}))
-            continue
-        r = time_glimmer(glimmer_run, d / entry["program"], weights, data, work,
-                         a.steps, a.warmup, a.timeout, a.backend)
-        results.append((layout, need, "glimmer", r))
-        print(f"glimmer {layout or 'unsharded'}: {r.get('median_s', r.get('error'))}", flush=True)
-    if not a.skip_torch:
-        try:
-            r = time_torch(model, batch, a.steps, a.warmup, "cuda:0" if cuda else "cpu")
-        except Exception as e:  # e.g. out of memory: still report glimmer's numbers
-            r = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
-        results.append(("", 1, "PyTorch eager", r))
-        print(f"PyTorch eager: {r.get('median_s', r.get('error'))}", flush=True)
+    # What to measure, in order: per dtype, its glimmer programs, then PyTorch.
+    plan = []  # (dtype, framework, layout, config entry)
+    for dtype in dtypes:
+        progs = programs.get(dtype) or {}
+        if not progs:
+            print(f"note: {d / 'config.json'} has no {dtype} programs "
+                  f"(prepare --dtypes {dtype}); timing PyTorch only", file=sys.stderr)
+        plan += [(dtype, "glimmer", layout, entry) for layout, entry in progs.items()]
+        if not a.skip_torch:
+            plan.append((dtype, "PyTorch eager", "", None))
 
     device_name = torch.cuda.get_device_name(0) if cuda else "cpu (ranks as threads)"
-    ref = next((r for l, _, f, r in results if f == "PyTorch eager" and "error" not in r), None)
+    results = []  # {"dtype", "layout", "gpus", "framework", **result}
+    out = Path(a.json) if a.json else work / "results.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+    def save():  # after every measurement, so a run stopped from outside keeps what it has
+        record = {"config": config, "checksums_ok": checks, "dtypes": dtypes, "steps": a.steps,
+                  "warmup": a.warmup, "budget_s": a.budget,
+                  "wall_s": round(time.perf_counter() - t_run, 1), "backend": a.backend,
+                  "device": device_name, "gpus": gpus, "torch": torch.__version__,
+                  "results": results}
+        out.write_text(json.dumps(record, indent=2) + "\n")
+
+    for i, (dtype, fw, layout, entry) in enumerate(plan):
+        left = deadline - time.perf_counter() - sum(RESERVE_S[p[1]] for p in plan[i + 1:])
+        need = 1
+        if fw == "glimmer":
+            m = re.fullmatch(r"cp=(\d+)", layout)
+            need = int(m.group(1)) if m else (2 if layout else 1)  # cp=N: N GPUs
+            program = d / entry["program"]
+            if cuda and need > gpus:
+                r = {"error": f"needs {need} GPUs, {gpus} visible"}
+            elif dtype != "f32" and not cuda:
+                r = {"skipped": f"{dtype} programs run on --backend=cuda only"}
+            elif not program.is_file():
+                r = {"error": f"{program} is missing (prepare --dtypes {dtype})"}
+            elif left < 15:
+                r = {"error": f"not started: the {a.budget:.0f} s --budget is used up"}
+            else:
+                r = time_glimmer(glimmer_run, program, weights, data, work,
+                                 a.steps, a.warmup, min(a.timeout, left), a.backend)
+        else:
+            if left < 5:
+                r = {"error": f"not started: the {a.budget:.0f} s --budget is used up"}
+            else:
+                try:
+                    r = time_torch(model, batch, a.steps, a.warmup, "cuda:0" if cuda else "cpu",
+                                   dtype, deadline=time.perf_counter() + left)
+                except Exception as e:  # e.g. out of memory: still report glimmer's numbers
+                    r = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
+                    gc.collect()
+                    if cuda:
+                        torch.cuda.empty_cache()
+        results.append({"dtype": dtype, "layout": layout, "gpus": need, "framework": fw, **r})
+        status = r.get("median_s", r.get("error", r.get("skipped")))
+        print(f"{fw} {dtype} {layout or 'unsharded'}: {status}"
+              + (f" ({r['truncated']})" if "truncated" in r else ""), flush=True)
+        save()
+
+    refs = {x["dtype"]: x for x in results
+            if x["framework"] == "PyTorch eager" and "median_s" in x}
     title = (f"{name}: dim {config['model']['dim']}, {config['model']['n_layers']} layers, "
              f"batch {B} x seq {T}, {config['batch']['images_per_sample']} image(s)/sample, "
-             f"f32, AdamW + clip 1.0; median of {a.steps} steps after {a.warmup} warmup")
+             f"{', '.join(dtypes)}"
+             + (" (bf16: f32 master weights, bf16 compute)" if "bf16" in dtypes else "")
+             + ", TF32 off, "
+             f"AdamW + clip 1.0; median of {a.steps} steps after {a.warmup} warmup")
+    n_steps = a.warmup + a.steps
     print()
     print(f"### {title}")
     print()
-    print("| config | layout | GPUs | framework | step time (ms) | tokens/s | model TFLOP/s "
-          "| loss step 1 | grad norm step 1 | step-1 loss vs PyTorch (rel) "
-          f"| loss step {a.warmup + a.steps} |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for layout, n, fw, r in results:
-        lay = layout or "unsharded"
-        if "error" in r:
-            print(f"| {name} T={T} | {lay} | {n} | {fw} | error: {r['error']} | | | | | | |")
+    print("| config | dtype | layout | GPUs | framework | step time (ms) | tokens/s "
+          "| model TFLOP/s | loss step 1 | grad norm step 1 "
+          f"| step-1 loss vs PyTorch, same dtype (rel) | loss step {n_steps} |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for x in results:
+        head = f"| {name} T={T} | {x['dtype']} | {x['layout'] or 'unsharded'} | {x['gpus']} " \
+               f"| {x['framework']} "
+        if "median_s" not in x:
+            what = f"error: {x['error']}" if "error" in x else f"skipped: {x['skipped']}"
+            print(head + f"| {what} | | | | | | |")
             continue
-        s = r["median_s"]
+        s = x["median_s"]
+        step_ms = f"{s * 1e3:.1f}" + (f" ({x['timed_steps']} steps)"
+                                      if x["timed_steps"] < a.steps else "")
         rel = ""
-        if ref is not None and fw != "PyTorch eager":
-            rel = f"{abs(r['loss'][0] - ref['loss'][0]) / abs(ref['loss'][0]):.1e}"
-        print(f"| {name} T={T} | {lay} | {n} | {fw} | {s * 1e3:.1f} | {tokens / s:,.0f} "
-              f"| {flops / s / 1e12:.1f} | {r['loss'][0]:.7f} | {r['grad_norm'][0]:.7g} | {rel} "
-              f"| {r['loss'][-1]:.7f} |")
+        ref = refs.get(x["dtype"])
+        if ref is not None and x["framework"] != "PyTorch eager":
+            rel = f"{abs(x['loss'][0] - ref['loss'][0]) / abs(ref['loss'][0]):.1e}"
+        last = f"{x['loss'][-1]:.7f}" + (f" (step {len(x['loss'])})"
+                                         if len(x["loss"]) != n_steps else "")
+        print(head + f"| {step_ms} | {tokens / s:,.0f} | {flops / s / 1e12:.1f} "
+              f"| {x['loss'][0]:.7f} | {x['grad_norm'][0]:.7g} | {rel} | {last} |")
     print()
     print(f"model FLOPs per step: {flops / 1e12:.2f} TFLOP "
           f"(attention {model_flops(config)['attention_share']:.0%} of them); "
-          f"device: {device_name} x {max(gpus, 1)}; torch {torch.__version__}")
-    compile_s = {l or "unsharded": e["seconds"] for l, e in config["layouts"].items()}
+          f"device: {device_name} x {max(gpus, 1)}; torch {torch.__version__}; "
+          "step-1 loss agreement expected: ~1e-4 (f32), ~1e-2 (bf16)")
+    compile_s = {f"{dt} {l or 'unsharded'}": e["seconds"]
+                 for dt, progs in programs.items() if dt in dtypes for l, e in progs.items()}
     print(f"compile time on the build machine (glimmer-train, s): {compile_s}")
-
-    record = {"config": config, "checksums_ok": checks, "steps": a.steps, "warmup": a.warmup,
-              "backend": a.backend, "device": device_name, "gpus": gpus, "torch": torch.__version__,
-              "results": [{"layout": l, "gpus": n, "framework": f, **r} for l, n, f, r in results]}
-    out = Path(a.json) if a.json else work / "results.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=2) + "\n")
-    print(f"wrote {out}")
-    if any("error" in r for *_, r in results):
+    save()
+    print(f"wrote {out}; run took {time.perf_counter() - t_run:.0f} s "
+          f"(--budget {a.budget:.0f} s)")
+    if any("error" in x for x in results):
         return 1
     return 0
 
@@ -517,6 +685,9 @@ def main():
     p.add_argument("--vision-heads", type=int, default=16)
     p.add_argument("--vision-mlp", type=int, default=4096)
     p.add_argument("--layouts", default=";cp=2", help="';'-separated glimmer-train --spmd layouts")
+    p.add_argument("--dtypes", default="f32,bf16",
+                   help="','-separated glimmer-train --dtype values to compile each layout for "
+                   "(f32, bf16)")
     p.add_argument("--glimmer-train", default=str(ROOT / "build" / "bin" / "glimmer-train"))
     p.add_argument("--max-artifact-mb", type=float, default=20,
                    help="keep the .pt, weights and batch in --out only below this size")
@@ -527,12 +698,21 @@ def main():
     r = sub.add_parser("run", help="GPU machine: regenerate, time glimmer-run and PyTorch")
     r.add_argument("--dir", required=True, help="what prepare wrote")
     r.add_argument("--runtime-build", required=True, help="runtime build dir with glimmer-run")
-    r.add_argument("--steps", type=int, default=10)
-    r.add_argument("--warmup", type=int, default=3)
+    r.add_argument("--dtypes", default="f32,bf16",
+                   help="','-separated: time these dtypes' programs (those config.json lists) "
+                   "and PyTorch eager in each (bf16: autocast)")
+    r.add_argument("--steps", type=int, default=8, help="timed steps per measurement")
+    r.add_argument("--warmup", type=int, default=2, help="untimed steps before them")
+    r.add_argument("--budget", type=float, default=330,
+                   help="seconds for the whole run: each glimmer-run gets what is left less "
+                   f"{RESERVE_S['glimmer']:.0f} s per glimmer-run and "
+                   f"{RESERVE_S['PyTorch eager']:.0f} s per PyTorch run still to come "
+                   "(at most --timeout), PyTorch stops early at the same deadline")
     r.add_argument("--work", default=None, help="for weights, batch, .so, logs "
                    "(default: $TMPDIR/glimmer-bench-NAME)")
     r.add_argument("--json", default=None, help="results file (default: WORK/results.json)")
-    r.add_argument("--timeout", type=float, default=240, help="seconds per glimmer-run")
+    r.add_argument("--timeout", type=float, default=240,
+                   help="seconds per glimmer-run at most (see --budget)")
     r.add_argument("--skip-torch", action="store_true")
     r.add_argument("--backend", choices=["cuda", "cpu"], default="cuda",
                    help="cpu: a dry run of the whole script on the build machine (tiny configs)")

@@ -30,7 +30,7 @@ for model in reference_vlm hf_llava; do
       ${layout:+--spmd=$layout} --emit-cpp="$out/$name.cpp"
     echo "wrote $out/$name.cpp"
   done
-  for layout in "" cp=2 ${GLIMMER_EXTRA_BF16_LAYOUTS:-}; do
+  for layout in "" cp=2 dp_shard=2 ${GLIMMER_EXTRA_BF16_LAYOUTS:-}; do
     name=$model.bf16${layout:+.${layout//[=,]/}}
     "$train" --quiet --steps=0 --max-norm=1.0 --dtype=bf16 \
       "$root/examples/fixtures/$model.pt" \
