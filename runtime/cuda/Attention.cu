@@ -34,6 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Checks.cuh"
 #include "Common.cuh"
 
 #include <algorithm>
@@ -45,54 +46,6 @@
 namespace glimmer_rt {
 namespace cuda {
 namespace {
-
-//===----------------------------------------------------------------------===//
-// Host-side checks (the CPU kernel's, with bf16 among the float types)
-//===----------------------------------------------------------------------===//
-
-bool isFloatType(DType t) {
-  return t == DType::F32 || t == DType::F64 || t == DType::BF16;
-}
-
-void requireDefined(const char *op, const Tensor &t, const char *name) {
-  check(t.defined(), op, std::string("missing ") + name);
-}
-
-void requireFloat(const char *op, const Tensor &t, const char *name) {
-  requireDefined(op, t, name);
-  check(isFloatType(t.dtype()), op,
-        std::string("expects ") + name + " of type f32, f64 or bf16, got " +
-            t.describe());
-}
-
-void requireInt(const char *op, const Tensor &t, const char *name) {
-  requireDefined(op, t, name);
-  check(t.dtype() == DType::I32 || t.dtype() == DType::I64, op,
-        std::string("expects ") + name + " of type i32 or i64, got " +
-            t.describe());
-}
-
-void requireRank(const char *op, const Tensor &t, const char *name,
-                 int64_t rank) {
-  check(t.rank() == rank, op,
-        std::string("expects ") + name + " of rank " + std::to_string(rank) +
-            ", got " + t.describe());
-}
-
-void requireShape(const char *op, const Tensor &t, const char *name,
-                  const Shape &shape) {
-  check(t.shape() == shape, op,
-        std::string("expects ") + name + " of shape " + shapeString(shape) +
-            ", got " + t.describe());
-}
-
-void requireLike(const char *op, const Tensor &t, const char *name,
-                 const Tensor &ref, const char *refName) {
-  requireDefined(op, t, name);
-  check(t.dtype() == ref.dtype() && t.shape() == ref.shape(), op,
-        std::string("expects ") + name + " like " + refName + " (" +
-            ref.describe() + "), got " + t.describe());
-}
 
 struct AttentionShape {
   int64_t B, Hq, Hkv, Tq, Tk, D;

@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Checks.cuh"
 #include "Common.cuh"
 
 #include <cublas_v2.h>
@@ -31,39 +32,6 @@
 namespace glimmer_rt {
 namespace cuda {
 namespace {
-
-//===----------------------------------------------------------------------===//
-// Checks (the CPU kernels' messages, with bf16 among the float types)
-//===----------------------------------------------------------------------===//
-
-bool isFloatType(DType t) {
-  return t == DType::F32 || t == DType::F64 || t == DType::BF16;
-}
-
-void requireDefined(const char *op, const Tensor &t, const char *name) {
-  check(t.defined(), op, std::string("missing ") + name);
-}
-
-void requireFloat(const char *op, const Tensor &t, const char *name) {
-  requireDefined(op, t, name);
-  check(isFloatType(t.dtype()), op,
-        std::string("expects ") + name + " of type f32, f64 or bf16, got " +
-            t.describe());
-}
-
-void requireRank(const char *op, const Tensor &t, const char *name,
-                 int64_t rank) {
-  check(t.rank() == rank, op,
-        std::string("expects ") + name + " of rank " + std::to_string(rank) +
-            ", got " + t.describe());
-}
-
-void requireShape(const char *op, const Tensor &t, const char *name,
-                  const Shape &shape) {
-  check(t.shape() == shape, op,
-        std::string("expects ") + name + " of shape " + shapeString(shape) +
-            ", got " + t.describe());
-}
 
 //===----------------------------------------------------------------------===//
 // cuBLAS handles and the GEMM wrapper

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Checks.cuh"
 #include "Common.cuh"
 
 #include <algorithm>
@@ -24,39 +25,6 @@
 namespace glimmer_rt {
 namespace cuda {
 namespace {
-
-//===----------------------------------------------------------------------===//
-// Checks (the CPU kernels' messages, with bf16 among the float types)
-//===----------------------------------------------------------------------===//
-
-bool isFloatType(DType t) {
-  return t == DType::F32 || t == DType::F64 || t == DType::BF16;
-}
-
-void requireDefined(const char *op, const Tensor &t, const char *name) {
-  check(t.defined(), op, std::string("missing ") + name);
-}
-
-void requireFloat(const char *op, const Tensor &t, const char *name) {
-  requireDefined(op, t, name);
-  check(isFloatType(t.dtype()), op,
-        std::string("expects ") + name + " of type f32, f64 or bf16, got " +
-            t.describe());
-}
-
-void requireInt(const char *op, const Tensor &t, const char *name) {
-  requireDefined(op, t, name);
-  check(t.dtype() == DType::I32 || t.dtype() == DType::I64, op,
-        std::string("expects ") + name + " of type i32 or i64, got " +
-            t.describe());
-}
-
-void requireShape(const char *op, const Tensor &t, const char *name,
-                  const Shape &shape) {
-  check(t.shape() == shape, op,
-        std::string("expects ") + name + " of shape " + shapeString(shape) +
-            ", got " + t.describe());
-}
 
 /// Host-side checks of logits [..., V] float and labels [...] integer;
 /// returns (rows, V). The label values are checked on the device.
