@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "glimmer_rt/Kernels.h"
+#include "../common/Scalar.h"
 
 #include <algorithm>
 #include <cmath>
@@ -166,156 +167,14 @@ auto dispatchComparable(const char *op, const Tensor &t, const char *name,
   return dispatchNumeric(op, t, name, std::forward<F>(f));
 }
 
-//===----------------------------------------------------------------------===//
-// Scalar conversions between any two dtypes
-//===----------------------------------------------------------------------===//
-
-uint16_t floatToBf16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u) // NaN: keep it quiet
-    return uint16_t((x >> 16) | 0x40);
-  x += 0x7fffu + ((x >> 16) & 1u); // round to nearest even
-  return uint16_t(x >> 16);
-}
-
-float bf16ToFloat(uint16_t b) {
-  uint32_t x = uint32_t(b) << 16;
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-
-uint16_t floatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint16_t sign = uint16_t((x >> 16) & 0x8000u);
-  uint32_t ax = x & 0x7fffffffu;
-  if (ax >= 0x7f800000u) // inf or NaN
-    return sign | (ax > 0x7f800000u ? 0x7e00 : 0x7c00);
-  if (ax >= 0x477ff000u) // >= 65520 rounds to inf
-    return sign | 0x7c00;
-  if (ax < 0x38800000u) { // below 2^-14: half subnormal (or zero)
-    float a;
-    std::memcpy(&a, &ax, 4);
-    // a * 2^24 is exact and below 1024; round half to even.
-    return sign | uint16_t(std::nearbyint(a * 16777216.0f));
-  }
-  uint32_t mantissa = ax & 0x7fffffu;
-  uint32_t h = (((ax >> 23) - 127 + 15) << 10) | (mantissa >> 13);
-  uint32_t rest = mantissa & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
-    ++h; // a carry into the exponent is the correct rounding
-  return sign | uint16_t(h);
-}
-
-float halfToFloat(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000u) << 16;
-  uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu, bits;
-  if (exponent == 0) {
-    // zero or subnormal: mantissa * 2^-24, exact in float
-    float v = float(mantissa) * (1.0f / 16777216.0f);
-    std::memcpy(&bits, &v, 4);
-    bits |= sign;
-  } else if (exponent == 0x1f) {
-    bits = sign | 0x7f800000u | (mantissa << 13);
-  } else {
-    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-/// Float to integer: truncation toward zero, NaN -> 0, saturating.
-int64_t truncToInt(double v) {
-  if (std::isnan(v))
-    return 0;
-  if (v >= 9223372036854775807.0)
-    return std::numeric_limits<int64_t>::max();
-  if (v <= -9223372036854775808.0)
-    return std::numeric_limits<int64_t>::min();
-  return int64_t(v);
-}
-
-/// An element read in its natural domain: integers and bools as int64,
-/// floats as double.
-struct Scalar {
-  bool isFloat;
-  double f;
-  int64_t i;
-};
-
-Scalar load(DType t, const void *base, int64_t k) {
-  switch (t) {
-  case DType::F64:
-    return {true, static_cast<const double *>(base)[k], 0};
-  case DType::F32:
-    return {true, static_cast<const float *>(base)[k], 0};
-  case DType::BF16:
-    return {true, bf16ToFloat(static_cast<const uint16_t *>(base)[k]), 0};
-  case DType::F16:
-    return {true, halfToFloat(static_cast<const uint16_t *>(base)[k]), 0};
-  case DType::I64:
-    return {false, 0, static_cast<const int64_t *>(base)[k]};
-  case DType::I32:
-    return {false, 0, static_cast<const int32_t *>(base)[k]};
-  case DType::I16:
-    return {false, 0, static_cast<const int16_t *>(base)[k]};
-  case DType::I8:
-    return {false, 0, static_cast<const int8_t *>(base)[k]};
-  case DType::U8:
-    return {false, 0, static_cast<const uint8_t *>(base)[k]};
-  case DType::Bool:
-    return {false, 0, static_cast<const uint8_t *>(base)[k] ? 1 : 0};
-  }
-  return {false, 0, 0};
-}
-
-void store(DType t, void *base, int64_t k, Scalar s) {
-  // Integer destinations take the integer (truncated) value; float ones the
-  // double (an int64 converts to the nearest double first).
-  double f = s.isFloat ? s.f : double(s.i);
-  int64_t i = s.isFloat ? truncToInt(s.f) : s.i;
-  switch (t) {
-  case DType::F64:
-    static_cast<double *>(base)[k] = f;
-    break;
-  case DType::F32:
-    static_cast<float *>(base)[k] = float(f);
-    break;
-  case DType::BF16:
-    static_cast<uint16_t *>(base)[k] = floatToBf16(float(f));
-    break;
-  case DType::F16:
-    static_cast<uint16_t *>(base)[k] = floatToHalf(float(f));
-    break;
-  case DType::I64:
-    static_cast<int64_t *>(base)[k] = i;
-    break;
-  case DType::I32:
-    static_cast<int32_t *>(base)[k] = int32_t(i);
-    break;
-  case DType::I16:
-    static_cast<int16_t *>(base)[k] = int16_t(i);
-    break;
-  case DType::I8:
-    static_cast<int8_t *>(base)[k] = int8_t(i);
-    break;
-  case DType::U8:
-    static_cast<uint8_t *>(base)[k] = uint8_t(i);
-    break;
-  case DType::Bool:
-    static_cast<uint8_t *>(base)[k] = (s.isFloat ? s.f != 0 : s.i != 0);
-    break;
-  }
-}
+// Element conversions between any two dtypes: runtime/common/Scalar.h.
+using namespace glimmer_rt::scalar;
 
 void fillWith(Tensor &t, double value) {
   int64_t n = t.numel();
   if (n == 0)
     return;
-  store(t.dtype(), t.raw(), 0, {true, value, 0});
+  storeScalar(t.dtype(), t.raw(), 0, {true, value, 0});
   size_t es = dtypeSize(t.dtype());
   char *p = static_cast<char *>(t.raw());
   for (int64_t k = 1; k < n; ++k)
@@ -518,7 +377,7 @@ Tensor constant(DType dtype, const Shape &shape,
             shapeString(shape) + " of " + std::to_string(t.numel()) +
             " elements");
   for (int64_t i = 0; i < t.numel(); ++i)
-    store(dtype, t.raw(), i, {true, values[size_t(i)], 0});
+    storeScalar(dtype, t.raw(), i, {true, values[size_t(i)], 0});
   return t;
 }
 
@@ -532,7 +391,7 @@ Tensor iota(DType dtype, const Shape &shape, int64_t dim) {
   for (int64_t o = 0; o < a.outer; ++o)
     for (int64_t l = 0; l < a.len; ++l)
       for (int64_t i = 0; i < a.inner; ++i)
-        store(dtype, t.raw(), k++, {false, 0, l});
+        storeScalar(dtype, t.raw(), k++, {false, 0, l});
   return t;
 }
 
@@ -796,7 +655,7 @@ Tensor convert(const Tensor &x, DType dtype) {
     return y;
   }
   for (int64_t i = 0, n = x.numel(); i < n; ++i)
-    store(dtype, y.raw(), i, load(x.dtype(), x.raw(), i));
+    storeScalar(dtype, y.raw(), i, loadScalar(x.dtype(), x.raw(), i));
   return y;
 }
 
@@ -1756,7 +1615,7 @@ std::tuple<Tensor, Tensor> crossEntropy(const Tensor &logits,
         accT += Acc(loss);
       ++n;
     }
-    store(sumDType, sum.raw(), 0, {true, wide ? total : double(accT), 0});
+    storeScalar(sumDType, sum.raw(), 0, {true, wide ? total : double(accT), 0});
     count.data<int64_t>()[0] = n;
     return 0;
   });
@@ -2009,7 +1868,7 @@ Tensor visionBankIndices(const Tensor &tokens, int64_t imageTokenId) {
   int64_t seen = 0;
   for (size_t i = 0; i < tok.size(); ++i) {
     int64_t idx = tok[i] == imageTokenId ? seen++ : -1;
-    store(tokens.dtype(), out.raw(), int64_t(i), {false, 0, idx});
+    storeScalar(tokens.dtype(), out.raw(), int64_t(i), {false, 0, idx});
   }
   return out;
 }

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "glimmer_rt/Tensor.h"
+#include "../common/Scalar.h"
 
 #ifdef GLIMMER_RT_HAVE_CUDA
 #include "../cuda/CudaBackend.h"
@@ -266,42 +267,6 @@ Tensor Tensor::to(Device target) const {
   return t;
 }
 
-namespace {
-float halfToFloat(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16;
-  uint32_t exponent = (h >> 10) & 0x1f;
-  uint32_t mantissa = h & 0x3ff;
-  uint32_t bits;
-  if (exponent == 0) {
-    if (mantissa == 0) {
-      bits = sign;
-    } else { // subnormal: normalise
-      exponent = 127 - 15 + 1;
-      while (!(mantissa & 0x400)) {
-        mantissa <<= 1;
-        exponent--;
-      }
-      mantissa &= 0x3ff;
-      bits = sign | (exponent << 23) | (mantissa << 13);
-    }
-  } else if (exponent == 0x1f) {
-    bits = sign | 0x7f800000 | (mantissa << 13);
-  } else {
-    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-float bf16ToFloat(uint16_t b) {
-  uint32_t bits = uint32_t(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-} // namespace
-
 double Tensor::item(int64_t i) const {
   if (!defined())
     throw RuntimeError("item() of an undefined tensor");
@@ -314,29 +279,8 @@ double Tensor::item(int64_t i) const {
     copyBytes(host, Device::cpu(), p, device(), dtypeSize(type));
     p = host;
   }
-  switch (type) {
-  case DType::F64:
-    return *reinterpret_cast<const double *>(p);
-  case DType::F32:
-    return *reinterpret_cast<const float *>(p);
-  case DType::BF16:
-    return bf16ToFloat(*reinterpret_cast<const uint16_t *>(p));
-  case DType::F16:
-    return halfToFloat(*reinterpret_cast<const uint16_t *>(p));
-  case DType::I64:
-    return double(*reinterpret_cast<const int64_t *>(p));
-  case DType::I32:
-    return *reinterpret_cast<const int32_t *>(p);
-  case DType::I16:
-    return *reinterpret_cast<const int16_t *>(p);
-  case DType::I8:
-    return *reinterpret_cast<const int8_t *>(p);
-  case DType::U8:
-    return *reinterpret_cast<const uint8_t *>(p);
-  case DType::Bool:
-    return *reinterpret_cast<const uint8_t *>(p) ? 1.0 : 0.0;
-  }
-  return 0;
+  scalar::Scalar v = scalar::loadScalar(type, p, 0);
+  return v.isFloat ? v.f : double(v.i);
 }
 
 std::string Tensor::describe() const {
