@@ -39,6 +39,8 @@ if gpus >= 1:
     config.available_features.add("cuda")
 if gpus >= 2:
     config.available_features.add("multi-gpu")
+if gpus >= 4:
+    config.available_features.add("four-gpus")
 
 config.substitutions.append(("%rt", runtime_build))
 config.substitutions.append(("%programs", programs))

@@ -39,3 +39,8 @@ for model in reference_vlm hf_llava; do
     echo "wrote $out/$name.cpp"
   done
 done
+# A layout with more ranks than the 2-GPU machine has (run-errors.test).
+"$train" --quiet --steps=0 --dtype=f32 "$root/examples/fixtures/reference_vlm.pt" \
+  --data="$root/examples/fixtures/reference_vlm.batch.safetensors" \
+  --spmd=cp=4 --emit-cpp="$out/reference_vlm.f32.cp4.cpp"
+echo "wrote $out/reference_vlm.f32.cp4.cpp"
