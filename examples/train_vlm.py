@@ -4,8 +4,8 @@
 
 glimmer.compile() imports the TorchScript fixture, runs the pipeline (with
 autodiff and the AdamW update compiled into @apply_step), emits C++ and
-compiles it into a shared library (cached by content in $GLIMMER_CACHE_DIR or
-<tmp>/glimmer-cache), then trains in-process on the CPU: the same compiled
+compiles it into a shared library (cached by content in the per-user cache,
+$GLIMMER_CACHE_DIR or ~/.cache/glimmer), then trains in-process on the CPU: the same compiled
 code paths as `glimmer-train`, so the numbers are the same too.
 """
 

@@ -15,6 +15,13 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/.gpu/programs}
 train=${GLIMMER_TRAIN:-$root/build/bin/glimmer-train}
 mkdir -p "$out"
+# The runtime's header-only dependencies (Debian's nlohmann-json3-dev and
+# libxxhash-dev), which the GPU hosts do not have: run-on-gpu.sh builds the
+# runtime with -DGLIMMER_THIRD_PARTY_INCLUDE_DIR pointing here.
+third_party=$out/../include
+mkdir -p "$third_party"
+cp -r /usr/include/nlohmann "$third_party/"
+cp /usr/include/xxhash.h "$third_party/"
 translate=${GLIMMER_TRANSLATE:-$root/build/bin/glimmer-translate}
 for model in reference_vlm hf_llava; do
   # The weights as the programs bind them (the state_dict plus buffers that

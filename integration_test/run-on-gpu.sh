@@ -17,6 +17,7 @@ export NCCL_NVLS_ENABLE=0
 
 nccl_home=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null || true)
 cmake -S "$root/runtime" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DGLIMMER_THIRD_PARTY_INCLUDE_DIR="$programs/../include" \
   -DGLIMMER_ENABLE_CUDA=ON -DGLIMMER_RT_PYTHON=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
   -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" \
   ${NCCL_HOME:+-DGLIMMER_NCCL_HOME=$NCCL_HOME} > "$build.configure.log" 2>&1 \

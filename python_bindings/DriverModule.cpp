@@ -289,8 +289,9 @@ PYBIND11_MODULE(_driver, m) {
     }
   });
 
-  m.def("default_cache_dir", &glimmer::defaultCacheDir,
-        "$GLIMMER_CACHE_DIR or <tmp>/glimmer-cache");
+  m.def("default_cache_dir", &glimmer_rt::defaultCacheDir,
+        "$GLIMMER_CACHE_DIR, else $XDG_CACHE_HOME/glimmer, else "
+        "~/.cache/glimmer");
 
   py::class_<Batch>(m, "Batch", "Named tensors (a safetensors image).")
       .def_static(

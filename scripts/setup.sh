@@ -16,7 +16,8 @@ as_root() {
 
 # Debian packages (LLVM/MLIR 22 live in bookworm-security).
 APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-              ninja-build cmake g++ pybind11-dev libgtest-dev python3-venv)
+              ninja-build cmake g++ pybind11-dev libgtest-dev python3-venv
+              nlohmann-json3-dev libxxhash-dev)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

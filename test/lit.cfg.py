@@ -34,5 +34,9 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 # The project's Python (the virtualenv with torch), for fixture generators.
 config.substitutions.insert(0, ("%python", config.python_executable))
 
+# Tests that hand files to another user (chown) need root.
+if os.geteuid() == 0:
+    config.available_features.add("root")
+
 if config.glimmer_unittests_enabled:
     config.available_features.add("unittests")

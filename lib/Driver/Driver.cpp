@@ -7,6 +7,8 @@
 #include "glimmer/Import/TorchScript.h"
 #include "glimmer_rt/Kernels.h"
 #include "glimmer_rt/Collectives.h"
+#include "glimmer_rt/Files.h"
+#include "glimmer_rt/ProgramCache.h"
 #include "glimmer_rt/Safetensors.h"
 
 #include <thread>
@@ -15,11 +17,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
@@ -34,6 +33,9 @@ using namespace mlir;
 #endif
 #ifndef GLIMMER_RT_LIBRARY_DIR
 #error "GLIMMER_RT_LIBRARY_DIR must be defined by the build"
+#endif
+#ifndef GLIMMER_INCLUDE_DIR
+#error "GLIMMER_INCLUDE_DIR must be defined by the build"
 #endif
 
 namespace {
@@ -77,130 +79,15 @@ std::optional<glimmer_rt::DType> dtypeOf(Type t) {
 }
 
 
-/// A digest of the runtime's headers, read once per process.
-const std::string &runtimeHeadersDigest() {
-  static const std::string digest = [] {
-    std::string all;
-    std::error_code ec;
-    std::vector<std::string> files;
-    for (llvm::sys::fs::directory_iterator it(
-             GLIMMER_RT_INCLUDE_DIR "/glimmer_rt", ec),
-         end;
-         it != end && !ec; it.increment(ec))
-      files.push_back(it->path());
-    llvm::sort(files);
-    for (const std::string &f : files)
-      if (auto buffer = llvm::MemoryBuffer::getFile(f))
-        all += f + (*buffer)->getBuffer().str();
-    return llvm::utohexstr(llvm::xxh3_64bits(all), true);
-  }();
-  return digest;
-}
-
-/// Compiles `source` into a shared library under `cacheDir`, reusing an
-/// earlier build of the same source.
-FailureOr<std::string> compileCpp(MLIRContext &context,
-                                  const std::string &source,
-                                  const std::string &cacheDir,
-                                  const DriverOptions &options) {
-  std::string cxx = "c++";
-  if (const char *env = std::getenv("GLIMMER_CXX"))
-    cxx = env;
-  std::vector<std::string> flags = {
-      // The program is glue: one runtime call per op (the kernels are
-      // compiled, optimized, in the runtime library). -O0 compiles it 8x
-      // faster than -O2 (measured on the reference VLM, 2000 lines: 1.0 s
-      // vs 8.5 s) at no measurable cost per step.
-      "-std=c++17", "-O0", "-fPIC", "-shared", "-Wall",
-      "-I" GLIMMER_RT_INCLUDE_DIR, "-I" GLIMMER_INCLUDE_DIR,
-      "-L" GLIMMER_RT_LIBRARY_DIR,
-      "-Wl,-rpath," GLIMMER_RT_LIBRARY_DIR};
-  // The runtime headers are part of what the program is compiled against.
-  std::string key = source + cxx + runtimeHeadersDigest();
-  for (const std::string &f : flags)
-    key += f;
-  std::string hash = llvm::utohexstr(llvm::xxh3_64bits(key), true);
-  if (auto ec = llvm::sys::fs::create_directories(cacheDir)) {
-    emitError(UnknownLoc::get(&context))
-        << "cannot create cache directory '" << cacheDir
-        << "': " << ec.message();
-    return failure();
-  }
-  llvm::SmallString<256> cpp(cacheDir), so(cacheDir), log(cacheDir);
-  llvm::sys::path::append(cpp, "program-" + hash + ".cpp");
-  llvm::sys::path::append(so, "program-" + hash + ".so");
-  llvm::sys::path::append(log, "program-" + hash + ".log");
-  if (llvm::sys::fs::exists(so))
-    return std::string(so);
-
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream out(cpp, ec);
-    if (ec) {
-      emitError(UnknownLoc::get(&context))
-          << "cannot write '" << cpp << "': " << ec.message();
-      return failure();
-    }
-    out << source;
-  }
-  auto program = llvm::sys::findProgramByName(cxx);
-  if (!program) {
-    emitError(UnknownLoc::get(&context))
-        << "C++ compiler '" << cxx
-        << "' not found (set GLIMMER_CXX to choose another)";
-    return failure();
-  }
-  // Unique per process: concurrent compiles of one program must not write
-  // the same file; the rename into place is atomic.
-  std::string tmp = std::string(so) + "." +
-                    std::to_string(llvm::sys::Process::getProcessId()) + ".tmp";
-  std::vector<llvm::StringRef> args = {*program};
-  for (const std::string &f : flags)
-    args.push_back(f);
-  args.insert(args.end(), {llvm::StringRef(cpp), "-o", tmp, "-lglimmer_rt"});
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
-                                                log.str()};
-  if (options.progress)
-    options.progress("compiling " + std::string(cpp) + " with " + cxx);
-  Stopwatch watch;
-  std::string errMsg;
-  int rc = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects,
-                                     0, 0, &errMsg);
-  if (rc != 0) {
-    auto text = llvm::MemoryBuffer::getFile(log);
-    emitError(UnknownLoc::get(&context))
-        << "compiling the generated program failed (" << cxx << " exit " << rc
-        << (errMsg.empty() ? "" : ", " + errMsg) << "):\n"
-        << (text ? (*text)->getBuffer().take_back(4000) : "");
-    return failure();
-  }
-  if (auto ec = llvm::sys::fs::rename(tmp, so)) {
-    emitError(UnknownLoc::get(&context))
-        << "cannot move '" << tmp << "' to '" << so << "': " << ec.message();
-    return failure();
-  }
-  if (options.progress)
-    options.progress("compiled in " + fixed(watch.seconds()) + " s");
-  return std::string(so);
-}
-
 } // namespace
-
-std::string glimmer::defaultCacheDir() {
-  if (const char *env = std::getenv("GLIMMER_CACHE_DIR"))
-    return env;
-  llvm::SmallString<128> dir;
-  llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, dir);
-  llvm::sys::path::append(dir, "glimmer-cache");
-  return std::string(dir);
-}
 
 FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
                                                const DriverOptions &options) {
   context.loadDialect<GlimmerDialect, func::FuncDialect,
                       emitc::EmitCDialect>();
-  std::string cacheDir =
-      options.cacheDir.empty() ? defaultCacheDir() : options.cacheDir;
+  std::string cacheDir = options.cacheDir.empty()
+                             ? glimmer_rt::defaultCacheDir()
+                             : options.cacheDir;
   CompiledModel model;
 
   // Import. The weights are exported next to the compiled programs, keyed
@@ -211,10 +98,11 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
       modelBuffer ? llvm::utohexstr(llvm::xxh3_64bits(
                         (*modelBuffer)->getBuffer()), true)
                   : "missing";
-  if (auto ec = llvm::sys::fs::create_directories(cacheDir)) {
-    emitError(UnknownLoc::get(&context))
-        << "cannot create cache directory '" << cacheDir
-        << "': " << ec.message();
+  // Programs are loaded from the cache: only a directory no one else can
+  // write is used.
+  std::string cacheError;
+  if (!glimmer_rt::preparePrivateDirectory(cacheDir, cacheError)) {
+    emitError(UnknownLoc::get(&context)) << cacheError;
     return failure();
   }
   llvm::SmallString<256> weights(cacheDir);
@@ -233,23 +121,15 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   importOptions.modelPath = options.modelPath;
   importOptions.exampleInputsPath = options.dataPath;
   importOptions.floatType = mixedPrecision ? "f32" : options.floatType;
-  // Exported beside the cache and renamed into place, so concurrent
-  // compiles never read a half-written file.
-  std::string weightsTmp =
-      std::string(weights) + "." +
-      std::to_string(llvm::sys::Process::getProcessId()) + ".tmp";
-  importOptions.weightsOutputPath = weightsTmp;
+  // Written atomically (concurrent compiles never read a half-written
+  // file) and private, like everything in the cache.
+  importOptions.weightsOutputPath = std::string(weights);
+  importOptions.weightsFileMode = 0600;
   if (options.progress)
     options.progress("importing " + options.modelPath);
   model.module = importTorchScript(context, importOptions);
   if (!model.module)
     return failure();
-  if (auto ec = llvm::sys::fs::rename(weightsTmp, weights)) {
-    emitError(UnknownLoc::get(&context))
-        << "cannot move '" << weightsTmp << "' to '" << weights
-        << "': " << ec.message();
-    return failure();
-  }
   model.weightsPath = std::string(weights);
   if (options.progress)
     options.progress("imported in " + fixed(watch.seconds()) + " s");
@@ -389,13 +269,19 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
                      std::to_string(llvm::count(model.cppSource, '\n')) +
                      " lines) in " + fixed(watch.seconds()) + " s");
 
-  FailureOr<std::string> so =
-      compileCpp(context, model.cppSource, cacheDir, options);
-  if (failed(so))
-    return failure();
-  model.libraryPath = *so;
+  glimmer_rt::ProgramBuildOptions build;
+  build.cacheDir = cacheDir;
+  build.runtimeIncludeDir = GLIMMER_RT_INCLUDE_DIR;
+  build.glimmerIncludeDir = GLIMMER_INCLUDE_DIR;
+  build.runtimeLibraryDir = GLIMMER_RT_LIBRARY_DIR;
+  build.progress = progress;
   std::string error;
-  model.program = glimmer_rt::CompiledProgram::load(*so, error);
+  model.libraryPath = glimmer_rt::buildProgram(model.cppSource, build, error);
+  if (model.libraryPath.empty()) {
+    emitError(UnknownLoc::get(&context)) << error;
+    return failure();
+  }
+  model.program = glimmer_rt::CompiledProgram::load(model.libraryPath, error);
   if (!model.program) {
     emitError(UnknownLoc::get(&context)) << error;
     return failure();

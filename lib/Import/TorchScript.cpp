@@ -688,7 +688,8 @@ LogicalResult Importer::writeWeights() {
   }
   std::string error;
   if (!glimmer_rt::writeSafetensors(options.weightsOutputPath, views,
-                                    {{"format", "pt"}}, error))
+                                    {{"format", "pt"}}, error,
+                                    options.weightsFileMode))
     return mlir::emitError(mlir::UnknownLoc::get(&ctx)) << error;
   return success();
 }

@@ -146,8 +146,9 @@ def compile(model, example_inputs=None, *, dtype="f32", optimizer="adamw",
     dtype, optimizer, lr, weight_decay (None: 0.01 for AdamW, 0 for SGD),
         betas, eps, max_norm (0: no clipping): the training configuration
         compiled into @apply_step; train() may change it (recompiling).
-    cache_dir: where compiled programs are kept ($GLIMMER_CACHE_DIR or
-        <tmp>/glimmer-cache by default); compiling the same program again
+    cache_dir: where compiled programs are kept (by default
+        $GLIMMER_CACHE_DIR, else $XDG_CACHE_HOME/glimmer, else
+        ~/.cache/glimmer; refused unless only you can write it); compiling the same program again
         reuses the earlier build.
     verbose: print the compiler's progress to stderr.
 

@@ -2,7 +2,7 @@
 train it in-process, on the code paths glimmer-train runs.
 
 Compiled programs are cached by content in the default cache directory
-($GLIMMER_CACHE_DIR or <tmp>/glimmer-cache), shared with the glimmer-train
+(the per-user cache: $GLIMMER_CACHE_DIR, else ~/.cache/glimmer), shared with the glimmer-train
 runs below, so only a cold cache pays for the C++ compiles.
 """
 
@@ -21,6 +21,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import glimmer  # noqa: E402
+from finite_checks import assert_allclose_finite, assert_finite  # noqa: E402,F401
 _driver = pytest.importorskip("glimmer._driver")
 
 # torch 2.11 deprecates TorchScript, the importer's input format.
@@ -243,7 +244,7 @@ def test_layouts_train_like_the_unsharded_program():
     pa, pb = base.parameters(), sharded.parameters()
     assert pa.keys() == pb.keys()
     for name in pa:
-        np.testing.assert_allclose(pb[name], pa[name], rtol=0, atol=1e-9)
+        assert_allclose_finite(pb[name], pa[name], rtol=0, atol=1e-9)
 
 
 def test_unsupported_layout_is_a_compile_error():

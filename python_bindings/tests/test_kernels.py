@@ -23,6 +23,7 @@ torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402
 
 from glimmer import _runtime as rt  # noqa: E402
+from finite_checks import assert_allclose_finite, assert_finite  # noqa: E402,F401
 
 
 class _OnDevice:
@@ -124,7 +125,7 @@ def close(actual, expected, dtype=None, scale=1.0):
     assert a.dtype == e.dtype, (a.dtype, e.dtype)
     tol = dict(TOL[dtype or a.dtype.type])
     tol["atol"] *= scale
-    np.testing.assert_allclose(a, e, **tol)
+    assert_allclose_finite(a, e, **tol)
 
 
 def equal(actual, expected):

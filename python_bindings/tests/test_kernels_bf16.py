@@ -78,6 +78,7 @@ torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402
 
 from glimmer import _runtime as rt  # noqa: E402
+from finite_checks import assert_allclose_finite, assert_finite  # noqa: E402,F401
 
 DEVICE = os.environ.get("GLIMMER_TEST_DEVICE", "cpu")
 AS_F32 = os.environ.get("GLIMMER_TEST_BF16_AS_F32", "") not in ("", "0")
@@ -182,7 +183,7 @@ def close(actual, expected, scale=1.0, dtype=None, rtol=RTOL, atol=ATOL):
     error norm within rtol (so a small but systematic error cannot hide
     under atol)."""
     a, e = _pair(actual, expected, LOW if dtype is None else dtype)
-    np.testing.assert_allclose(a, e, rtol=rtol, atol=atol * scale)
+    assert_allclose_finite(a, e, rtol=rtol, atol=atol * scale)
     _check_norm(a, e, rtol)
 
 
@@ -190,7 +191,7 @@ def close_big(actual, expected, dtype=None):
     """Relative error norm over the tensor and per row (see the docstring)."""
     a, e = _pair(actual, expected, LOW if dtype is None else dtype)
     a, e = a.astype(np.float64), e.astype(np.float64)
-    assert np.all(np.isfinite(a)), "non-finite values"
+    assert_finite(a, e)
     _check_norm(a, e, NORM_TOL)
     if a.ndim == 0:
         return

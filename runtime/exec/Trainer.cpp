@@ -2,6 +2,7 @@
 
 #include "glimmer_rt/Trainer.h"
 #include "glimmer_rt/Collectives.h"
+#include "glimmer_rt/Files.h"
 
 #ifdef GLIMMER_RT_HAVE_CUDA
 #include "glimmer_rt/Nccl.h"
@@ -15,6 +16,7 @@
 #include <ostream>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 using namespace glimmer_rt;
 
@@ -700,6 +702,22 @@ std::map<std::string, Tensor> Trainer::parameters() const {
   return gather(&RankState::params);
 }
 
+/// What a checkpoint's glimmer.checksum covers: every tensor's name, dtype,
+/// shape and bytes, in file order.
+template <typename Range, typename Fn>
+static std::string checkpointChecksum(const Range &tensors, Fn describe) {
+  ContentHasher hasher;
+  for (const auto &t : tensors) {
+    auto [name, dtype, shape, data] = describe(t);
+    std::string head = name + '\0' + std::string(dtypeName(dtype));
+    for (int64_t d : shape)
+      head += ',' + std::to_string(d);
+    hasher.update(head + '\0');
+    hasher.update(data, numElements(shape) * dtypeSize(dtype));
+  }
+  return "xxh3-128:" + hasher.hex();
+}
+
 void Trainer::save(const std::string &path) const {
   State params = gather(&RankState::params);
   State expAvg = gather(&RankState::expAvg);
@@ -712,10 +730,16 @@ void Trainer::save(const std::string &path) const {
   add("", params);
   add("optimizer.exp_avg.", expAvg);
   add("optimizer.exp_avg_sq.", expAvgSq);
+  std::string checksum = checkpointChecksum(views, [](const TensorView &v) {
+    return std::make_tuple(v.name, v.dtype, v.shape, v.data);
+  });
+  // Atomic (writeSafetensors writes a temporary file, fsyncs and renames
+  // it), so a crash mid-save leaves the previous checkpoint intact.
   std::string error;
   if (!writeSafetensors(path, views,
                         {{"format", "pt"},
-                         {"glimmer.step", std::to_string(steps)}},
+                         {"glimmer.step", std::to_string(steps)},
+                         {"glimmer.checksum", checksum}},
                         error))
     throw RuntimeError(error);
 }
@@ -727,6 +751,20 @@ void Trainer::resume(const std::string &path) {
     throw RuntimeError("'" + path +
                        "' is not a glimmer checkpoint (no glimmer.step "
                        "metadata)");
+  auto recorded = file->metadata().find("glimmer.checksum");
+  if (recorded == file->metadata().end())
+    throw RuntimeError("checkpoint '" + path +
+                       "' has no glimmer.checksum metadata, so its content "
+                       "cannot be verified");
+  std::string actual = checkpointChecksum(
+      file->tensors(), [&](const TensorInfo &info) {
+        return std::make_tuple(info.name, info.dtype, info.shape,
+                               static_cast<const void *>(file->data(info)));
+      });
+  if (actual != recorded->second)
+    throw RuntimeError("checkpoint '" + path +
+                       "' is corrupt: its content does not match the "
+                       "checksum recorded when it was saved");
   std::string what = "checkpoint '" + path + "'";
   load(*file, "", &RankState::params, Slot::Parameter, what.c_str());
   load(*file, "optimizer.exp_avg.", &RankState::expAvg, Slot::ExpAvg,

@@ -1,12 +1,13 @@
 //===- Safetensors.cpp - Read and write .safetensors files ----------------===//
 
 #include "glimmer_rt/Safetensors.h"
+#include "glimmer_rt/Files.h"
 
-#include <cctype>
+#include <nlohmann/json.hpp>
+
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <sstream>
 
 using namespace glimmer_rt;
 
@@ -56,217 +57,6 @@ int64_t TensorInfo::numElements() const {
   return n;
 }
 
-//===----------------------------------------------------------------------===//
-// A minimal JSON reader for the header: objects, arrays, strings, integers.
-//===----------------------------------------------------------------------===//
-
-namespace {
-struct JsonValue {
-  enum Kind { Object, Array, String, Integer } kind = Integer;
-  std::vector<std::pair<std::string, JsonValue>> members;
-  std::vector<JsonValue> elements;
-  std::string string;
-  int64_t integer = 0;
-};
-
-class JsonReader {
-public:
-  explicit JsonReader(std::string_view text) : text(text) {}
-
-  bool parse(JsonValue &out, std::string &error) {
-    if (!value(out, 0))
-      return fail(error);
-    skipSpace();
-    if (pos != text.size()) {
-      problem = "trailing characters after the JSON header";
-      return fail(error);
-    }
-    return true;
-  }
-
-private:
-  bool fail(std::string &error) {
-    error = problem + " (at byte " + std::to_string(pos) + " of the header)";
-    return false;
-  }
-  void skipSpace() {
-    while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos])))
-      ++pos;
-  }
-  bool expect(char c) {
-    skipSpace();
-    if (pos < text.size() && text[pos] == c) {
-      ++pos;
-      return true;
-    }
-    problem = std::string("expected '") + c + "'";
-    return false;
-  }
-  bool value(JsonValue &out, int depth) {
-    if (depth > 8) {
-      problem = "JSON header nested too deeply";
-      return false;
-    }
-    skipSpace();
-    if (pos >= text.size()) {
-      problem = "unexpected end of JSON header";
-      return false;
-    }
-    char c = text[pos];
-    if (c == '{') {
-      out.kind = JsonValue::Object;
-      ++pos;
-      skipSpace();
-      if (pos < text.size() && text[pos] == '}') {
-        ++pos;
-        return true;
-      }
-      while (true) {
-        JsonValue key;
-        if (!string(key.string) || !expect(':'))
-          return false;
-        JsonValue member;
-        if (!value(member, depth + 1))
-          return false;
-        out.members.emplace_back(std::move(key.string), std::move(member));
-        skipSpace();
-        if (pos < text.size() && text[pos] == ',') {
-          ++pos;
-          continue;
-        }
-        return expect('}');
-      }
-    }
-    if (c == '[') {
-      out.kind = JsonValue::Array;
-      ++pos;
-      skipSpace();
-      if (pos < text.size() && text[pos] == ']') {
-        ++pos;
-        return true;
-      }
-      while (true) {
-        JsonValue element;
-        if (!value(element, depth + 1))
-          return false;
-        out.elements.push_back(std::move(element));
-        skipSpace();
-        if (pos < text.size() && text[pos] == ',') {
-          ++pos;
-          continue;
-        }
-        return expect(']');
-      }
-    }
-    if (c == '"') {
-      out.kind = JsonValue::String;
-      return string(out.string);
-    }
-    if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) {
-      out.kind = JsonValue::Integer;
-      bool negative = c == '-';
-      if (negative)
-        ++pos;
-      if (pos >= text.size() || !std::isdigit(static_cast<unsigned char>(text[pos]))) {
-        problem = "malformed number";
-        return false;
-      }
-      uint64_t v = 0;
-      while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
-        if (v > (uint64_t(std::numeric_limits<int64_t>::max()) - 9) / 10) {
-          problem = "integer out of range";
-          return false;
-        }
-        v = v * 10 + (text[pos++] - '0');
-      }
-      out.integer = negative ? -int64_t(v) : int64_t(v);
-      return true;
-    }
-    problem = std::string("unexpected character '") + c + "'";
-    return false;
-  }
-  bool string(std::string &out) {
-    skipSpace();
-    if (pos >= text.size() || text[pos] != '"') {
-      problem = "expected a string";
-      return false;
-    }
-    ++pos;
-    while (pos < text.size() && text[pos] != '"') {
-      char c = text[pos++];
-      if (c == '\\') {
-        if (pos >= text.size())
-          break;
-        char e = text[pos++];
-        switch (e) {
-        case '"': case '\\': case '/': out += e; break;
-        case 'n': out += '\n'; break;
-        case 't': out += '\t'; break;
-        case 'r': out += '\r'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'u': {
-          if (pos + 4 > text.size()) {
-            problem = "truncated \\u escape";
-            return false;
-          }
-          unsigned code = std::stoul(std::string(text.substr(pos, 4)), nullptr, 16);
-          pos += 4;
-          // Header keys are ASCII in practice; keep BMP code points as UTF-8.
-          if (code < 0x80) {
-            out += char(code);
-          } else if (code < 0x800) {
-            out += char(0xC0 | (code >> 6));
-            out += char(0x80 | (code & 0x3F));
-          } else {
-            out += char(0xE0 | (code >> 12));
-            out += char(0x80 | ((code >> 6) & 0x3F));
-            out += char(0x80 | (code & 0x3F));
-          }
-          break;
-        }
-        default:
-          problem = "bad escape in string";
-          return false;
-        }
-      } else {
-        out += c;
-      }
-    }
-    if (pos >= text.size()) {
-      problem = "unterminated string";
-      return false;
-    }
-    ++pos;
-    return true;
-  }
-
-  std::string_view text;
-  size_t pos = 0;
-  std::string problem;
-};
-
-std::string jsonEscape(const std::string &s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    default:
-      if (static_cast<unsigned char>(c) < 0x20) {
-        char buf[8];
-        std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-        out += buf;
-      } else {
-        out += c;
-      }
-    }
-  }
-  return out;
-}
-} // namespace
-
 std::unique_ptr<SafetensorsFile>
 SafetensorsFile::read(const std::string &path, std::string &error) {
   std::ifstream in(path, std::ios::binary);
@@ -297,74 +87,89 @@ SafetensorsFile::parse(std::vector<uint8_t> bytes, const std::string &name,
                 " bytes; truncated?)");
   std::string_view header(reinterpret_cast<const char *>(bytes.data()) + 8,
                           headerSize);
-  JsonValue root;
-  std::string jsonError;
-  if (!JsonReader(header).parse(root, jsonError))
-    return fail(jsonError);
-  if (root.kind != JsonValue::Object)
+  // ordered_json keeps the file's tensor order.
+  using Json = nlohmann::ordered_json;
+  Json root;
+  try {
+    root = Json::parse(header.begin(), header.end());
+  } catch (const Json::parse_error &e) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 6:
+    // ..." without the library's tag.
+    std::string what = e.what();
+    size_t tag = what.find("] ");
+    return fail("JSON header: " +
+                (tag == std::string::npos ? what : what.substr(tag + 2)));
+  }
+  if (!root.is_object())
     return fail("header is not a JSON object");
 
   auto file = std::unique_ptr<SafetensorsFile>(new SafetensorsFile());
   file->dataStart = 8 + headerSize;
   uint64_t dataSize = bytes.size() - file->dataStart;
-  for (auto &[key, value] : root.members) {
+  auto isIndex = [](const Json &v) {
+    return v.is_number_unsigned() ||
+           (v.is_number_integer() && v.get<int64_t>() >= 0);
+  };
+  for (auto &[key, value] : root.items()) {
     if (key == "__metadata__") {
-      if (value.kind != JsonValue::Object)
+      if (!value.is_object())
         return fail("__metadata__ is not an object");
-      for (auto &[mk, mv] : value.members) {
-        if (mv.kind != JsonValue::String)
+      for (auto &[mk, mv] : value.items()) {
+        if (!mv.is_string())
           return fail("__metadata__ values must be strings");
-        file->meta[mk] = mv.string;
+        file->meta[mk] = mv.get<std::string>();
       }
       continue;
     }
-    if (value.kind != JsonValue::Object)
+    if (!value.is_object())
       return fail("entry '" + key + "' is not an object");
     TensorInfo info;
     info.name = key;
-    bool haveDtype = false, haveShape = false, haveOffsets = false;
-    for (auto &[field, v] : value.members) {
-      if (field == "dtype") {
-        std::optional<DType> dt =
-            v.kind == JsonValue::String ? dtypeFromName(v.string) : std::nullopt;
-        if (!dt)
-          return fail("tensor '" + key + "' has unsupported dtype '" +
-                      v.string + "'");
-        info.dtype = *dt;
-        haveDtype = true;
-      } else if (field == "shape") {
-        if (v.kind != JsonValue::Array)
-          return fail("shape of '" + key + "' is not an array");
-        for (const JsonValue &d : v.elements) {
-          if (d.kind != JsonValue::Integer || d.integer < 0)
-            return fail("shape of '" + key + "' has a bad dimension");
-          info.shape.push_back(d.integer);
-        }
-        haveShape = true;
-      } else if (field == "data_offsets") {
-        if (v.kind != JsonValue::Array || v.elements.size() != 2 ||
-            v.elements[0].kind != JsonValue::Integer ||
-            v.elements[1].kind != JsonValue::Integer ||
-            v.elements[0].integer < 0 ||
-            v.elements[1].integer < v.elements[0].integer)
-          return fail("data_offsets of '" + key + "' are malformed");
-        info.begin = v.elements[0].integer;
-        info.end = v.elements[1].integer;
-        haveOffsets = true;
-      }
+    auto dtype = value.find("dtype");
+    auto shape = value.find("shape");
+    auto offsets = value.find("data_offsets");
+    if (dtype == value.end() || shape == value.end() ||
+        offsets == value.end())
+      return fail("tensor '" + key + "' needs dtype, shape and data_offsets");
+    std::string dtypeText = dtype->is_string() ? dtype->get<std::string>()
+                                               : dtype->dump();
+    std::optional<DType> dt = dtypeFromName(dtypeText);
+    if (!dt)
+      return fail("tensor '" + key + "' has unsupported dtype '" + dtypeText +
+                  "'");
+    info.dtype = *dt;
+    if (!shape->is_array())
+      return fail("shape of '" + key + "' is not an array");
+    // The byte count is computed without overflow: a huge shape must not
+    // wrap around to match a small data range.
+    uint64_t expected = dtypeSize(info.dtype);
+    bool overflow = false;
+    for (const Json &d : *shape) {
+      if (!isIndex(d) ||
+          d.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+        return fail("shape of '" + key + "' has a bad dimension");
+      uint64_t n = d.get<uint64_t>();
+      info.shape.push_back(int64_t(n));
+      if (n != 0 && expected > std::numeric_limits<uint64_t>::max() / n)
+        overflow = true;
+      else
+        expected *= n;
     }
-    if (!haveDtype || !haveShape || !haveOffsets)
-      return fail("tensor '" + key +
-                  "' needs dtype, shape and data_offsets");
+    if (!offsets->is_array() || offsets->size() != 2 ||
+        !isIndex((*offsets)[0]) || !isIndex((*offsets)[1]) ||
+        (*offsets)[1].get<uint64_t>() < (*offsets)[0].get<uint64_t>())
+      return fail("data_offsets of '" + key + "' are malformed");
+    info.begin = (*offsets)[0].get<uint64_t>();
+    info.end = (*offsets)[1].get<uint64_t>();
     if (info.end > dataSize)
       return fail("data of tensor '" + key + "' lies past the end of the file"
                   " (truncated?)");
-    uint64_t expected = uint64_t(info.numElements()) * dtypeSize(info.dtype);
-    if (info.end - info.begin != expected)
+    if (overflow || info.end - info.begin != expected)
       return fail("tensor '" + key + "' holds " +
                   std::to_string(info.end - info.begin) +
                   " bytes but its dtype and shape need " +
-                  std::to_string(expected));
+                  (overflow ? std::string("more than 2^64")
+                            : std::to_string(expected)));
     file->infos.push_back(std::move(info));
   }
   file->bytes = std::move(bytes);
@@ -380,58 +185,43 @@ const TensorInfo *SafetensorsFile::find(std::string_view name) const {
 
 bool glimmer_rt::writeSafetensors(
     const std::string &path, const std::vector<TensorView> &tensors,
-    const std::map<std::string, std::string> &metadata, std::string &error) {
-  std::ostringstream header;
-  header << "{";
-  bool first = true;
-  if (!metadata.empty()) {
-    header << "\"__metadata__\":{";
-    bool firstMeta = true;
-    for (auto &[k, v] : metadata) {
-      header << (firstMeta ? "" : ",") << "\"" << jsonEscape(k) << "\":\""
-             << jsonEscape(v) << "\"";
-      firstMeta = false;
-    }
-    header << "}";
-    first = false;
-  }
+    const std::map<std::string, std::string> &metadata, std::string &error,
+    unsigned mode) {
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (!metadata.empty())
+    header["__metadata__"] = metadata;
   uint64_t offset = 0;
+  std::vector<uint64_t> sizes;
   for (const TensorView &t : tensors) {
     uint64_t n = 1;
     for (int64_t d : t.shape)
       n *= uint64_t(d);
     uint64_t size = n * dtypeSize(t.dtype);
-    header << (first ? "" : ",") << "\"" << jsonEscape(t.name)
-           << "\":{\"dtype\":\"" << dtypeName(t.dtype) << "\",\"shape\":[";
-    for (size_t i = 0; i < t.shape.size(); ++i)
-      header << (i ? "," : "") << t.shape[i];
-    header << "],\"data_offsets\":[" << offset << "," << offset + size << "]}";
+    header[t.name] = {{"dtype", std::string(dtypeName(t.dtype))},
+                      {"shape", t.shape},
+                      {"data_offsets", {offset, offset + size}}};
+    sizes.push_back(size);
     offset += size;
-    first = false;
   }
-  header << "}";
-  std::string h = header.str();
+  std::string h = header.dump();
   // Pad the header with spaces to 8-byte alignment, as the reference writer.
   while ((h.size() % 8) != 0)
     h += ' ';
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    error = "cannot write '" + path + "': " + std::strerror(errno);
-    return false;
-  }
-  uint64_t hs = h.size();
-  for (int i = 0; i < 8; ++i)
-    out.put(char((hs >> (8 * i)) & 0xFF));
-  out.write(h.data(), h.size());
-  for (const TensorView &t : tensors) {
-    uint64_t n = 1;
-    for (int64_t d : t.shape)
-      n *= uint64_t(d);
-    out.write(static_cast<const char *>(t.data), n * dtypeSize(t.dtype));
-  }
-  if (!out) {
-    error = "error while writing '" + path + "'";
-    return false;
-  }
-  return true;
+  // Atomic: a reader, or a resume after a crash mid-save, sees the old file
+  // or the new one, never a mix.
+  return writeFileAtomically(
+      path, mode,
+      [&](const AppendFn &append) {
+        char length[8];
+        uint64_t hs = h.size();
+        for (int i = 0; i < 8; ++i)
+          length[i] = char((hs >> (8 * i)) & 0xFF);
+        if (!append(length, 8) || !append(h.data(), h.size()))
+          return false;
+        for (size_t i = 0; i < tensors.size(); ++i)
+          if (!append(tensors[i].data, sizes[i]))
+            return false;
+        return true;
+      },
+      error);
 }

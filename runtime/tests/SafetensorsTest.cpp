@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -116,6 +118,44 @@ TEST(Safetensors, MalformedHeaders) {
                                   std::vector<uint8_t>(8)))
                 .find("holds 8 bytes but its dtype and shape need 12"),
             std::string::npos);
-  EXPECT_NE(parseError(withHeader("{} x")).find("trailing characters"),
+  EXPECT_NE(parseError(withHeader("{} x")).find("expected end of input"),
             std::string::npos);
+  // Dimensions whose product wraps around 2^64 must not match a small
+  // data range.
+  EXPECT_NE(parseError(withHeader("{\"a\":{\"dtype\":\"F32\",\"shape\":"
+                                  "[4294967296,4294967296],"
+                                  "\"data_offsets\":[0,0]}}"))
+                .find("need more than 2^64"),
+            std::string::npos);
+  EXPECT_NE(parseError(withHeader("{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],"
+                                  "\"data_offsets\":[0,0]}}"))
+                .find("bad dimension"),
+            std::string::npos);
+}
+
+TEST(Safetensors, WriteIsAtomicAndPrivateWhenAsked) {
+  std::string path = tempPath("private");
+  std::vector<float> a(4, 1.0f);
+  std::string error;
+  ASSERT_TRUE(writeSafetensors(path, {{"a", DType::F32, {4}, a.data()}},
+                               {{"k", "v"}}, error, 0600))
+      << error;
+  struct stat st {};
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  // Overwriting replaces the file whole (a new inode, no temporary left).
+  ASSERT_TRUE(writeSafetensors(path, {{"a", DType::F32, {4}, a.data()}}, {},
+                               error));
+  struct stat again {};
+  ASSERT_EQ(stat(path.c_str(), &again), 0);
+  EXPECT_NE(st.st_ino, again.st_ino);
+  EXPECT_EQ(again.st_mode & 0777, 0644u);
+  auto file = SafetensorsFile::read(path, error);
+  ASSERT_TRUE(file) << error;
+  EXPECT_TRUE(file->metadata().empty());
+  std::remove(path.c_str());
+  // A directory that does not exist: an error, no crash.
+  EXPECT_FALSE(writeSafetensors(::testing::TempDir() + "/no/such/dir/x",
+                                {{"a", DType::F32, {4}, a.data()}}, {}, error));
+  EXPECT_NE(error.find("cannot write"), std::string::npos);
 }

@@ -4,7 +4,7 @@
 //       --data=BATCH.safetensors|synthetic:batch=..,seq=..,images=..
 //       [--backend=cpu|cuda] [--steps=N] [--grad-accum=N] [--forward-only]
 //       [--save=CKPT] [--resume=CKPT] [--metrics=OUT.jsonl] [--seed=N]
-//       [--timeout=SECONDS] [--quiet]
+//       [--timeout=SECONDS] [--quiet] [--cache-dir=DIR]
 //
 // Runs what glimmer-train compiled (its --emit-cpp output, or the shared
 // library built from it) on machines that have the runtime but no compiler:
@@ -19,7 +19,9 @@
 
 #include "glimmer_rt/Trainer.h"
 
+#include "glimmer_rt/Files.h"
 #include "glimmer_rt/Nccl.h"
+#include "glimmer_rt/ProgramCache.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -30,6 +32,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <type_traits>
 
@@ -57,27 +60,29 @@ bool endsWith(const std::string &s, const std::string &suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-/// Builds `source` (generated C++) into a shared library next to it;
-/// returns its path or throws.
-std::string buildProgram(const std::string &source, bool quiet) {
-  std::string so = source.substr(0, source.size() - 4) + ".so";
-  struct stat src {}, lib {};
-  if (stat(source.c_str(), &src) != 0)
-    throw RuntimeError("cannot open '" + source + "'");
-  if (stat(so.c_str(), &lib) == 0 && lib.st_mtime >= src.st_mtime)
-    return so;
-  const char *cxx = std::getenv("GLIMMER_CXX");
-  std::string command = std::string(cxx ? cxx : "c++") +
-                        " -std=c++17 -O0 -fPIC -shared -I" GLIMMER_RT_INCLUDE_DIR
-                        " -I" GLIMMER_INCLUDE_DIR
-                        " -L" GLIMMER_RT_LIBRARY_DIR
-                        " -Wl,-rpath," GLIMMER_RT_LIBRARY_DIR " '" +
-                        source + "' -o '" + so + ".tmp' -lglimmer_rt";
+/// Builds the generated C++ in `source` into the private program cache;
+/// returns the library's path or throws.
+std::string buildProgramFile(const std::string &source,
+                             const std::string &cacheDir, bool quiet) {
+  std::ifstream in(source, std::ios::binary);
+  if (!in)
+    throw RuntimeError("cannot open '" + source + "': " +
+                       std::strerror(errno));
+  std::stringstream text;
+  text << in.rdbuf();
+  ProgramBuildOptions options;
+  options.cacheDir = cacheDir;
+  options.runtimeIncludeDir = GLIMMER_RT_INCLUDE_DIR;
+  options.glimmerIncludeDir = GLIMMER_INCLUDE_DIR;
+  options.runtimeLibraryDir = GLIMMER_RT_LIBRARY_DIR;
   if (!quiet)
-    std::cerr << "[glimmer-run] building " << source << std::endl;
-  int status = std::system(command.c_str());
-  if (status != 0 || std::rename((so + ".tmp").c_str(), so.c_str()) != 0)
-    throw RuntimeError("building '" + source + "' failed: " + command);
+    options.progress = [](const std::string &message) {
+      std::cerr << "[glimmer-run] " << message << std::endl;
+    };
+  std::string error;
+  std::string so = buildProgram(text.str(), options, error);
+  if (so.empty())
+    throw RuntimeError(error);
   return so;
 }
 
@@ -85,7 +90,7 @@ std::string buildProgram(const std::string &source, bool quiet) {
 
 int main(int argc, char **argv) {
   std::string program, weights, data, backendName = "cpu", save, resume,
-                                       metrics;
+                                       metrics, cacheDir;
   LoopOptions loop;
   loop.tool = "glimmer-run";
   uint64_t seed = 0;
@@ -120,12 +125,17 @@ int main(int argc, char **argv) {
                "  [--backend=cpu|cuda] [--steps=N] [--grad-accum=N] "
                "[--forward-only]\n"
                "  [--save=FILE] [--resume=FILE] [--metrics=FILE] "
-               "[--seed=N] [--timeout=S] [--quiet]\n";
+               "[--seed=N] [--timeout=S] [--quiet]\n"
+               "  [--cache-dir=DIR]  where a .cpp program is built (default: "
+               "$GLIMMER_CACHE_DIR,\n"
+               "                     else $XDG_CACHE_HOME/glimmer, else "
+               "~/.cache/glimmer)\n";
         return 0;
       }
       if (value("--weights", weights) || value("--data", data) ||
           value("--backend", backendName) || value("--save", save) ||
           value("--resume", resume) || value("--metrics", metrics) ||
+          value("--cache-dir", cacheDir) ||
           number("--steps", loop.steps) ||
           number("--grad-accum", loop.gradAccum) ||
           number("--seed", seed) || number("--timeout", timeout))
@@ -161,21 +171,32 @@ int main(int argc, char **argv) {
   loop.resumePath = resume;
   loop.metricsPath = metrics;
 
+  if (cacheDir.empty())
+    cacheDir = defaultCacheDir();
+
   try {
+    std::string error;
+    std::unique_ptr<SafetensorsFile> batch;
     if (data.rfind("synthetic:", 0) == 0) {
       SyntheticConfig cfg;
       cfg.seed = seed;
       parseSyntheticSpec(data.substr(10), cfg);
-      data = "/tmp/glimmer-run-synthetic-" + std::to_string(getpid()) +
-             ".safetensors";
-      writeSyntheticBatch(cfg, data);
+      // Written where no one else can plant or swap the file.
+      if (!preparePrivateDirectory(cacheDir, error))
+        return fail(error);
+      std::string path = cacheDir + "/synthetic-" + std::to_string(getpid()) +
+                         ".safetensors";
+      writeSyntheticBatch(cfg, path);
+      batch = SafetensorsFile::read(path, error);
+      std::remove(path.c_str());
+    } else {
+      batch = SafetensorsFile::read(data, error);
     }
-    std::string error;
-    auto batch = SafetensorsFile::read(data, error);
     if (!batch)
       return fail("--data: " + error);
-    std::string library =
-        endsWith(program, ".cpp") ? buildProgram(program, loop.quiet) : program;
+    std::string library = endsWith(program, ".cpp")
+                              ? buildProgramFile(program, cacheDir, loop.quiet)
+                              : program;
     auto compiled = CompiledProgram::load(library, error);
     if (!compiled)
       return fail(error);

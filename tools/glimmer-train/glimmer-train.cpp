@@ -106,7 +106,8 @@ static cl::opt<std::string> metricsPath(
 static cl::opt<std::string> cacheDir(
     "cache-dir", cl::init(""),
     cl::desc("Where compiled programs are kept (default: "
-             "$GLIMMER_CACHE_DIR or a temp directory)"),
+             "$GLIMMER_CACHE_DIR, else $XDG_CACHE_HOME/glimmer, else "
+             "~/.cache/glimmer); only you may be able to write it"),
     cl::value_desc("dir"), cl::cat(trainCategory));
 static cl::opt<std::string> emitCppPath(
     "emit-cpp", cl::init(""), cl::desc("Also write the generated C++ here"),

@@ -12,6 +12,7 @@
 #define GLIMMER_DRIVER_DRIVER_H
 
 #include "glimmer/Spmd/SpmdContext.h"
+#include "glimmer_rt/Files.h"
 #include "glimmer_rt/Trainer.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -90,9 +91,9 @@ compileModule(mlir::MLIRContext &context,
               const std::function<void(const std::string &)> &progress,
               std::string weightsPath = "");
 
-/// The cache directory used when none is given: $GLIMMER_CACHE_DIR or
-/// <tmp>/glimmer-cache.
-std::string defaultCacheDir();
+/// The cache directory used when none is given (per user; see
+/// glimmer_rt/Files.h).
+using glimmer_rt::defaultCacheDir;
 
 } // namespace glimmer
 

@@ -25,8 +25,10 @@ struct TorchScriptImportOptions {
   /// Alternative to exampleInputsPath: "name:2x64xi64,name2:2x3x8x8xf32".
   std::string inputShapes;
   /// When non-empty, the parameters and buffers are written here as
-  /// safetensors, keyed by their state_dict names.
+  /// safetensors, keyed by their state_dict names (atomically, with file
+  /// mode weightsFileMode: 0600 inside the private program cache).
   std::string weightsOutputPath;
+  unsigned weightsFileMode = 0644;
   /// Name of the emitted function.
   std::string functionName = "forward";
   /// When "f32" or "f64", every floating-point tensor of the program (inputs,

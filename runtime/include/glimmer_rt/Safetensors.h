@@ -78,12 +78,13 @@ struct TensorView {
   const void *data;
 };
 
-/// Writes `tensors` (in the given order) and `metadata` to `path`. Returns
-/// false and sets `error` on failure.
+/// Writes `tensors` (in the given order) and `metadata` to `path`,
+/// atomically (a temporary file, fsynced, renamed into place) and with
+/// file mode `mode`. Returns false and sets `error` on failure.
 bool writeSafetensors(const std::string &path,
                       const std::vector<TensorView> &tensors,
                       const std::map<std::string, std::string> &metadata,
-                      std::string &error);
+                      std::string &error, unsigned mode = 0644);
 
 } // namespace glimmer_rt
 

@@ -14,15 +14,22 @@ import sys
 import torch
 from safetensors.torch import load_file
 
+from finite import require_finite
+
 a, b = load_file(sys.argv[1]), load_file(sys.argv[2])
 tol = float(sys.argv[3])
 params = sorted(k for k in a if not k.startswith("optimizer."))
 if params != sorted(k for k in b if not k.startswith("optimizer.")):
     sys.exit("the checkpoints hold different parameters")
+for name, ckpt in (("A", a), ("B", b)):
+    for k in params:
+        if ckpt[k].is_floating_point() and not torch.isfinite(ckpt[k]).all():
+            sys.exit(f"NON-FINITE: checkpoint {name}'s '{k}' holds NaN or "
+                     "inf; a parity check never passes NaN or inf")
 scale = max(a[k].abs().max().item() for k in params) or 1.0
 worst, where = 0.0, ""
 for k in params:
-    rel = (a[k] - b[k]).abs().max().item() / scale
+    rel = require_finite((a[k] - b[k]).abs().max().item() / scale, k)
     if rel > worst:
         worst, where = rel, k
 print(f"{len(params)} parameters: max rel diff {worst:.3e} ({where or '-'}), tol {tol:.0e}")

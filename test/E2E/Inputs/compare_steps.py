@@ -9,7 +9,12 @@ is missing or exceeds a tolerance.
 import re
 import sys
 
-LINE = re.compile(r"step (\d+) \| loss ([-+0-9.eEna]+) \| grad_norm ([-+0-9.eEna]+)")
+from finite import rel_diff
+
+# Numbers as glimmer and the oracles print them, "nan" and "inf" included
+# (rejected below, never skipped).
+NUM = r"([-+]?(?:[0-9.]+(?:[eE][-+]?[0-9]+)?|nan|inf|infinity))"
+LINE = re.compile(r"step (\d+) \| loss " + NUM + r" \| grad_norm " + NUM, re.IGNORECASE)
 
 
 def read(path):
@@ -24,8 +29,8 @@ if not theirs or sorted(ours) != sorted(theirs):
 worst_loss = worst_norm = 0.0
 for step in sorted(theirs):
     (l1, n1), (l2, n2) = ours[step], theirs[step]
-    worst_loss = max(worst_loss, abs(l1 - l2) / abs(l2))
-    worst_norm = max(worst_norm, abs(n1 - n2) / abs(n2))
+    worst_loss = max(worst_loss, rel_diff(l1, l2, f"step {step} loss"))
+    worst_norm = max(worst_norm, rel_diff(n1, n2, f"step {step} grad norm"))
 print(f"{len(theirs)} steps: max rel diff loss {worst_loss:.3e} (tol {loss_tol:.0e}), "
       f"grad_norm {worst_norm:.3e} (tol {norm_tol:.0e})")
 if worst_loss > loss_tol or worst_norm > norm_tol:
