@@ -293,6 +293,24 @@ PYBIND11_MODULE(_driver, m) {
         "$GLIMMER_CACHE_DIR, else $XDG_CACHE_HOME/glimmer, else "
         "~/.cache/glimmer");
 
+  m.def(
+      "write_checkpoint",
+      [](const std::string &tensorsPath, const std::string &path,
+         int64_t step) {
+        py::gil_scoped_release release;
+        guarded([&] {
+          auto file = readOrThrow(tensorsPath);
+          std::vector<glimmer_rt::TensorView> views;
+          for (const glimmer_rt::TensorInfo &info : file->tensors())
+            views.push_back({info.name, info.dtype, info.shape,
+                             file->data(info)});
+          glimmer_rt::writeCheckpoint(path, views, step);
+        });
+      },
+      py::arg("tensors"), py::arg("path"), py::arg("step"),
+      "Writes the tensors of a safetensors file as a checkpoint at `path` "
+      "(step count and checksum added, as Trainer.save writes them).");
+
   py::class_<Batch>(m, "Batch", "Named tensors (a safetensors image).")
       .def_static(
           "read",

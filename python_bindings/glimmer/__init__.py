@@ -340,9 +340,10 @@ class Program:
                             if keep_optimizer and key in state
                             else np.zeros(shape, _NP_OF[dtype]))
         step = meta.get("glimmer.step", "0") if keep_optimizer else "0"
-        with open(dst, "wb") as f:
-            f.write(_safetensors_image(out, {"format": "pt",
-                                             "glimmer.step": step}))
+        tensors = os.path.join(self._tmp.name, "transfer-tensors.safetensors")
+        with open(tensors, "wb") as f:
+            f.write(_safetensors_image(out))
+        _native().write_checkpoint(tensors, dst, int(step))
         new.resume(dst)
 
     # -- inspection --

@@ -730,15 +730,21 @@ void Trainer::save(const std::string &path) const {
   add("", params);
   add("optimizer.exp_avg.", expAvg);
   add("optimizer.exp_avg_sq.", expAvgSq);
-  std::string checksum = checkpointChecksum(views, [](const TensorView &v) {
+  writeCheckpoint(path, views, steps);
+}
+
+void glimmer_rt::writeCheckpoint(const std::string &path,
+                                 const std::vector<TensorView> &tensors,
+                                 int64_t step) {
+  std::string checksum = checkpointChecksum(tensors, [](const TensorView &v) {
     return std::make_tuple(v.name, v.dtype, v.shape, v.data);
   });
   // Atomic (writeSafetensors writes a temporary file, fsyncs and renames
   // it), so a crash mid-save leaves the previous checkpoint intact.
   std::string error;
-  if (!writeSafetensors(path, views,
+  if (!writeSafetensors(path, tensors,
                         {{"format", "pt"},
-                         {"glimmer.step", std::to_string(steps)},
+                         {"glimmer.step", std::to_string(step)},
                          {"glimmer.checksum", checksum}},
                         error))
     throw RuntimeError(error);

@@ -176,7 +176,8 @@ public:
   StepResult step(const SafetensorsFile &data, int64_t gradAccum = 1);
 
   /// Parameters (state_dict keys, full tensors), optimizer state and the
-  /// step count, as safetensors. Resuming from it continues bit-exactly.
+  /// step count, as a checkpoint (writeCheckpoint). Resuming from it
+  /// continues bit-exactly.
   void save(const std::string &path) const;
   void resume(const std::string &path);
 
@@ -207,6 +208,14 @@ private:
 };
 
 /// What the training loop of glimmer-train and glimmer-run does.
+/// Writes a checkpoint: `tensors` (parameters under their state_dict names,
+/// AdamW moments under optimizer.exp_avg. / optimizer.exp_avg_sq.), the
+/// step count and a checksum of the content (verified by Trainer::resume),
+/// atomically: a crash mid-write leaves an older file at `path` intact.
+/// Throws RuntimeError on failure.
+void writeCheckpoint(const std::string &path,
+                     const std::vector<TensorView> &tensors, int64_t step);
+
 struct LoopOptions {
   std::string weightsPath;
   int64_t steps = 10;

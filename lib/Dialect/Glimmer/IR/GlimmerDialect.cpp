@@ -32,6 +32,38 @@ LogicalResult GlimmerDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a #glimmer.spmd attribute";
     return success();
   }
+  if (attr.getName() == "glimmer.sharding_rule") {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "'glimmer.sharding_rule' must be a string";
+    return success();
+  }
+  if (attr.getName() == "glimmer.shardings") {
+    // Propagation's result: one sharding per result, each fitting it.
+    auto list = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!list || list.size() != op->getNumResults())
+      return op->emitError() << "'glimmer.shardings' must list one "
+                                "#glimmer.sharding per result ("
+                             << op->getNumResults() << ")";
+    for (auto [i, a] : llvm::enumerate(list)) {
+      auto sharding = dyn_cast<ShardingAttr>(a);
+      auto type = dyn_cast<RankedTensorType>(op->getResult(i).getType());
+      if (!sharding || !type)
+        return op->emitError() << "'glimmer.shardings' entry #" << i
+                               << " must be a #glimmer.sharding of a ranked "
+                                  "tensor result";
+      auto meshOp = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+          op, sharding.getMesh());
+      if (!meshOp)
+        return op->emitError() << "sharding of result #" << i
+                               << " refers to unknown mesh "
+                               << sharding.getMesh();
+      if (failed(sharding.verifyFor(
+              [&]() { return op->emitError() << "result #" << i << ": "; },
+              type, meshOp.getMesh())))
+        return failure();
+    }
+    return success();
+  }
   return op->emitError() << "unknown glimmer attribute '"
                          << attr.getName().getValue() << "' on an operation";
 }

@@ -30,4 +30,27 @@ def Glimmer_VJPOpInterface : OpInterface<"VJPOpInterface"> {
   ];
 }
 
+def Glimmer_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
+  let cppNamespace = "::glimmer";
+  let description = [{
+    How the op's computation can be sharded, as a `glimmer::ShardingRule`
+    (`glimmer/Dialect/Glimmer/IR/ShardingRule.h`): factors mapped to operand
+    and result dimensions, each pass-through, reduction (results become
+    partial sums when it is sharded) or need-replication. Sharding
+    propagation reads only this, so every op of the global-view program has
+    one; ops that exist only after partitioning or differentiation
+    (collectives, `*_grad` ops) have none.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The op's rule, built from its operand and result types and
+        attributes. The default is elementwise: every operand and result has
+        the result's shape (scalar operands aside) and each dimension is one
+        pass-through factor.
+      }], "::glimmer::ShardingRule", "getShardingRule", (ins), [{}], [{
+        return ::glimmer::ShardingRule::elementwise($_op);
+      }]>
+  ];
+}
+
 #endif // GLIMMER_DIALECT_GLIMMER_IR_GLIMMERINTERFACES_TD

@@ -5,6 +5,7 @@
 
 #include "glimmer/Dialect/Glimmer/IR/GlimmerAttrs.h"
 #include "glimmer/Dialect/Glimmer/IR/GlimmerDialect.h"
+#include "glimmer/Dialect/Glimmer/IR/ShardingRule.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"

@@ -31,7 +31,7 @@ def Glimmer_MeshOp : Glimmer_Op<"mesh", [Symbol, HasParent<"::mlir::ModuleOp">]>
 }
 
 def Glimmer_ShardingConstraintOp : Glimmer_Op<"sharding_constraint",
-    [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, SameOperandsAndResultType,
+    [Glimmer_ShardingRuleOpInterface, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, SameOperandsAndResultType,
      DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "Pins the sharding of a value";
   let description = [{
@@ -53,7 +53,7 @@ def Glimmer_ShardingConstraintOp : Glimmer_Op<"sharding_constraint",
 //===----------------------------------------------------------------------===//
 
 def Glimmer_ConstantOp : Glimmer_Op<"constant",
-    [ConstantLike, Pure, AllTypesMatch<["value", "output"]>]> {
+    [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, ConstantLike, Pure, AllTypesMatch<["value", "output"]>]> {
   let summary = "A constant tensor";
   let description = [{
     ```mlir
@@ -67,7 +67,7 @@ def Glimmer_ConstantOp : Glimmer_Op<"constant",
 }
 
 class Glimmer_UnaryOp<string mnemonic, string math>
-    : Glimmer_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType,
+    : Glimmer_Op<mnemonic, [Glimmer_ShardingRuleOpInterface, Pure, Elementwise, SameOperandsAndResultType,
                             DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
   let summary = "Elementwise " # math;
   let description = "Computes `" # math # "` elementwise on a floating-point "
@@ -92,7 +92,7 @@ def Glimmer_SinOp : Glimmer_UnaryOp<"sin", "sin(x)">;
 def Glimmer_CosOp : Glimmer_UnaryOp<"cos", "cos(x)">;
 
 def Glimmer_GeluOp : Glimmer_Op<"gelu",
-    [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, Elementwise, SameOperandsAndResultType]> {
+    [Glimmer_ShardingRuleOpInterface, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, Elementwise, SameOperandsAndResultType]> {
   let summary = "Elementwise GELU";
   let description = [{
     `x * Phi(x)` with the exact normal CDF (`approximate = none`) or its tanh
@@ -110,7 +110,7 @@ def Glimmer_GeluOp : Glimmer_Op<"gelu",
 }
 
 class Glimmer_BinaryOp<string mnemonic, string math>
-    : Glimmer_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType,
+    : Glimmer_Op<mnemonic, [Glimmer_ShardingRuleOpInterface, Pure, Elementwise, SameOperandsAndResultType,
                             DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
   let summary = "Elementwise " # math;
   let description = "Computes `" # math # "` elementwise. Operands have the "
@@ -131,7 +131,7 @@ def Glimmer_MinOp : Glimmer_BinaryOp<"min", "min(lhs, rhs)">;
 def Glimmer_PowOp : Glimmer_BinaryOp<"pow", "lhs ^ rhs">;
 
 def Glimmer_CompareOp : Glimmer_Op<"compare",
-    [Pure, Elementwise, AllTypesMatch<["lhs", "rhs"]>,
+    [Glimmer_ShardingRuleOpInterface, Pure, Elementwise, AllTypesMatch<["lhs", "rhs"]>,
      TypesMatchWith<"result is i1 of the operands' shape", "lhs", "output",
                     "::glimmer::getI1SameShape($_self)">]> {
   let summary = "Elementwise comparison";
@@ -151,7 +151,7 @@ def Glimmer_CompareOp : Glimmer_Op<"compare",
 }
 
 def Glimmer_SelectOp : Glimmer_Op<"select",
-    [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, Elementwise, AllTypesMatch<["on_true", "on_false", "output"]>]> {
+    [Glimmer_ShardingRuleOpInterface, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, Elementwise, AllTypesMatch<["on_true", "on_false", "output"]>]> {
   let summary = "Elementwise choice";
   let description = [{
     `cond ? on_true : on_false` elementwise; `cond` is an `i1` tensor of the
@@ -168,7 +168,7 @@ def Glimmer_SelectOp : Glimmer_Op<"select",
   let hasVerifier = 1;
 }
 
-def Glimmer_ConvertOp : Glimmer_Op<"convert", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, Elementwise]> {
+def Glimmer_ConvertOp : Glimmer_Op<"convert", [Glimmer_ShardingRuleOpInterface, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, Elementwise]> {
   let summary = "Elementwise element-type conversion";
   let description = [{
     Converts each element to the result's element type (float rounding to
@@ -185,7 +185,7 @@ def Glimmer_ConvertOp : Glimmer_Op<"convert", [DeclareOpInterfaceMethods<Glimmer
   let hasFolder = 1;
 }
 
-def Glimmer_ReduceOp : Glimmer_Op<"reduce", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_ReduceOp : Glimmer_Op<"reduce", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "Reduction over dimensions";
   let description = [{
     Reduces `input` with `kind` (sum, max, min) over `dims` (sorted, unique).
@@ -204,7 +204,7 @@ def Glimmer_ReduceOp : Glimmer_Op<"reduce", [DeclareOpInterfaceMethods<Glimmer_V
   let hasVerifier = 1;
 }
 
-def Glimmer_CumsumOp : Glimmer_Op<"cumsum", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, SameOperandsAndResultType]> {
+def Glimmer_CumsumOp : Glimmer_Op<"cumsum", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "Inclusive prefix sum along a dimension";
   let description = [{
     ```mlir
@@ -217,7 +217,7 @@ def Glimmer_CumsumOp : Glimmer_Op<"cumsum", [DeclareOpInterfaceMethods<Glimmer_V
   let hasVerifier = 1;
 }
 
-def Glimmer_IotaOp : Glimmer_Op<"iota", [Pure]> {
+def Glimmer_IotaOp : Glimmer_Op<"iota", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, Pure]> {
   let summary = "0, 1, 2, ... along one dimension";
   let description = [{
     Element `i` holds its index along `dim` (`torch.arange`, broadcast).
@@ -232,7 +232,7 @@ def Glimmer_IotaOp : Glimmer_Op<"iota", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Glimmer_ReshapeOp : Glimmer_Op<"reshape", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_ReshapeOp : Glimmer_Op<"reshape", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "Row-major reshape";
   let description = [{
     ```mlir
@@ -246,7 +246,7 @@ def Glimmer_ReshapeOp : Glimmer_Op<"reshape", [DeclareOpInterfaceMethods<Glimmer
   let hasFolder = 1;
 }
 
-def Glimmer_TransposeOp : Glimmer_Op<"transpose", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_TransposeOp : Glimmer_Op<"transpose", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "Permutes dimensions";
   let description = [{
     Result dimension `i` is input dimension `permutation[i]`.
@@ -262,7 +262,7 @@ def Glimmer_TransposeOp : Glimmer_Op<"transpose", [DeclareOpInterfaceMethods<Gli
   let hasVerifier = 1;
 }
 
-def Glimmer_BroadcastInDimOp : Glimmer_Op<"broadcast_in_dim", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_BroadcastInDimOp : Glimmer_Op<"broadcast_in_dim", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "Broadcasts into a larger shape";
   let description = [{
     Operand dimension `i` becomes result dimension `dims[i]` (strictly
@@ -278,7 +278,7 @@ def Glimmer_BroadcastInDimOp : Glimmer_Op<"broadcast_in_dim", [DeclareOpInterfac
   let hasVerifier = 1;
 }
 
-def Glimmer_SliceOp : Glimmer_Op<"slice", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_SliceOp : Glimmer_Op<"slice", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "Strided slice";
   let description = [{
     Keeps indices `start[d], start[d]+stride[d], ...` below `limit[d]` in each
@@ -296,7 +296,7 @@ def Glimmer_SliceOp : Glimmer_Op<"slice", [DeclareOpInterfaceMethods<Glimmer_VJP
   let hasVerifier = 1;
 }
 
-def Glimmer_ConcatOp : Glimmer_Op<"concat", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_ConcatOp : Glimmer_Op<"concat", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "Concatenates along a dimension";
   let description = [{
     ```mlir
@@ -310,7 +310,7 @@ def Glimmer_ConcatOp : Glimmer_Op<"concat", [DeclareOpInterfaceMethods<Glimmer_V
   let hasVerifier = 1;
 }
 
-def Glimmer_PadOp : Glimmer_Op<"pad", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_PadOp : Glimmer_Op<"pad", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "Constant padding";
   let description = [{
     Adds `low[d]` elements before and `high[d]` after dimension `d`, filled
@@ -332,7 +332,7 @@ def Glimmer_PadOp : Glimmer_Op<"pad", [DeclareOpInterfaceMethods<Glimmer_VJPOpIn
 // Model ops
 //===----------------------------------------------------------------------===//
 
-def Glimmer_EmbeddingOp : Glimmer_Op<"embedding", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_EmbeddingOp : Glimmer_Op<"embedding", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "Row lookup in an embedding table";
   let description = [{
     `output[..., :] = table[ids[...], :]` for a `[V, D]` table.
@@ -365,7 +365,7 @@ def Glimmer_EmbeddingGradOp : Glimmer_Op<"embedding_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Glimmer_LinearOp : Glimmer_Op<"linear", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_LinearOp : Glimmer_Op<"linear", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "x @ weight^T + bias (PyTorch nn.Linear layout)";
   let description = [{
     `input: [..., K]`, `weight: [N, K]`, optional `bias: [N]`, result
@@ -384,7 +384,7 @@ def Glimmer_LinearOp : Glimmer_Op<"linear", [DeclareOpInterfaceMethods<Glimmer_V
   let hasVerifier = 1;
 }
 
-def Glimmer_MatmulOp : Glimmer_Op<"matmul", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_MatmulOp : Glimmer_Op<"matmul", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "Batched matrix product";
   let description = [{
     Multiplies the last two dimensions, optionally transposing either operand;
@@ -404,7 +404,7 @@ def Glimmer_MatmulOp : Glimmer_Op<"matmul", [DeclareOpInterfaceMethods<Glimmer_V
 }
 
 def Glimmer_RmsNormOp : Glimmer_Op<"rms_norm",
-    [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AllTypesMatch<["input", "output"]>]> {
+    [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AllTypesMatch<["input", "output"]>]> {
   let summary = "RMS normalisation over the last dimension";
   let description = [{
     `x / sqrt(mean(x^2, -1) + eps) * weight`, with `weight: [D]`.
@@ -441,7 +441,7 @@ def Glimmer_RmsNormGradOp : Glimmer_Op<"rms_norm_grad",
 }
 
 def Glimmer_LayerNormOp : Glimmer_Op<"layer_norm",
-    [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AllTypesMatch<["input", "output"]>, AllTypesMatch<["weight", "bias"]>]> {
+    [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AllTypesMatch<["input", "output"]>, AllTypesMatch<["weight", "bias"]>]> {
   let summary = "Layer normalisation over the last dimension";
   let description = [{
     `(x - mean) / sqrt(var + eps) * weight + bias` over the last dimension
@@ -480,7 +480,7 @@ def Glimmer_LayerNormGradOp : Glimmer_Op<"layer_norm_grad",
   let hasVerifier = 1;
 }
 
-def Glimmer_RopeOp : Glimmer_Op<"rope", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AllTypesMatch<["input", "output"]>]> {
+def Glimmer_RopeOp : Glimmer_Op<"rope", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AllTypesMatch<["input", "output"]>]> {
   let summary = "Rotary position embedding from explicit positions";
   let description = [{
     Rotates feature pairs of `input: [B, T, H, D]` by `positions[b, t] *
@@ -504,7 +504,7 @@ def Glimmer_RopeOp : Glimmer_Op<"rope", [DeclareOpInterfaceMethods<Glimmer_VJPOp
 }
 
 def Glimmer_AttentionOp : Glimmer_Op<"attention",
-    [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AttrSizedOperandSegments, AllTypesMatch<["key", "value"]>]> {
+    [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AttrSizedOperandSegments, AllTypesMatch<["key", "value"]>]> {
   let summary = "Scaled dot-product attention with position- and document-based masking";
   let description = [{
     `query: [B, Hq, Tq, D]`, `key`/`value: [B, Hkv, Tk, D]` with `Hq` a
@@ -575,7 +575,7 @@ def Glimmer_AttentionGradOp : Glimmer_Op<"attention_grad",
   let hasVerifier = 1;
 }
 
-def Glimmer_SoftmaxOp : Glimmer_Op<"softmax", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, SameOperandsAndResultType]> {
+def Glimmer_SoftmaxOp : Glimmer_Op<"softmax", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "Softmax along a dimension";
   let description = [{
     ```mlir
@@ -604,7 +604,7 @@ def Glimmer_SoftmaxGradOp : Glimmer_Op<"softmax_grad", [Pure, SameOperandsAndRes
   let hasVerifier = 1;
 }
 
-def Glimmer_CrossEntropyOp : Glimmer_Op<"cross_entropy", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_CrossEntropyOp : Glimmer_Op<"cross_entropy", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "Summed cross-entropy and valid-token count";
   let description = [{
     `logits: [..., V]`, `labels: [...]`. Returns the *sum* of
@@ -645,7 +645,7 @@ def Glimmer_CrossEntropyGradOp : Glimmer_Op<"cross_entropy_grad",
   let hasVerifier = 1;
 }
 
-def Glimmer_Conv2dOp : Glimmer_Op<"conv2d", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_Conv2dOp : Glimmer_Op<"conv2d", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "2-D convolution (NCHW input, OIHW weight)";
   let description = [{
     The patch embedding of a ViT is a convolution whose stride equals its
@@ -690,7 +690,7 @@ def Glimmer_Conv2dGradOp : Glimmer_Op<"conv2d_grad",
 //===----------------------------------------------------------------------===//
 
 def Glimmer_AdamWUpdateOp : Glimmer_Op<"adamw_update",
-    [Pure, AllTypesMatch<["param", "grad", "exp_avg", "exp_avg_sq",
+    [Glimmer_ShardingRuleOpInterface, Pure, AllTypesMatch<["param", "grad", "exp_avg", "exp_avg_sq",
                           "new_param", "new_exp_avg", "new_exp_avg_sq"]>]> {
   let summary = "One AdamW step (torch.optim.AdamW semantics)";
   let description = [{
@@ -716,7 +716,7 @@ def Glimmer_AdamWUpdateOp : Glimmer_Op<"adamw_update",
 }
 
 def Glimmer_SgdUpdateOp : Glimmer_Op<"sgd_update",
-    [Pure, AllTypesMatch<["param", "grad", "new_param"]>]> {
+    [Glimmer_ShardingRuleOpInterface, Pure, AllTypesMatch<["param", "grad", "new_param"]>]> {
   let summary = "One SGD step (torch.optim.SGD semantics, no momentum)";
   let description = [{
     `param - lr * (grad + weight_decay * param)`.
@@ -737,7 +737,7 @@ def Glimmer_SgdUpdateOp : Glimmer_Op<"sgd_update",
 //===----------------------------------------------------------------------===//
 
 def Glimmer_VisionBankIndicesOp : Glimmer_Op<"vision_bank_indices",
-    [Pure, SameOperandsAndResultType]> {
+    [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, SameOperandsAndResultType]> {
   let summary = "Maps each token position to its row in the vision bank";
   let description = [{
     `cumsum(tokens == image_token_id) - 1` over the row-major flattened batch,
@@ -758,7 +758,7 @@ def Glimmer_VisionBankIndicesOp : Glimmer_Op<"vision_bank_indices",
 }
 
 def Glimmer_VisionGatherOp : Glimmer_Op<"vision_gather",
-    [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AllTypesMatch<["embeds", "output"]>]> {
+    [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AllTypesMatch<["embeds", "output"]>]> {
   let summary = "Replaces image-token embeddings with vision-bank rows";
   let description = [{
     `output[b, t] = indices[b, t] >= 0 ? bank[indices[b, t]] : embeds[b, t]`
@@ -803,7 +803,7 @@ def Glimmer_VisionGatherGradOp : Glimmer_Op<"vision_gather_grad",
 //===----------------------------------------------------------------------===//
 
 class Glimmer_CpPermuteBase<string mnemonic> : Glimmer_Op<mnemonic,
-    [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
+    [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
   let arguments = (ins Glimmer_Tensor:$input, I64Attr:$dim, I64Attr:$cp,
                        Glimmer_Balancer:$balancer);
   let results = (outs Glimmer_Tensor:$output);

@@ -427,4 +427,130 @@ def GlimmerReducePartials : Pass<"glimmer-reduce-partials", "::mlir::ModuleOp"> 
   let dependentDialects = ["::glimmer::GlimmerDialect"];
 }
 
+def GlimmerSeedSharding : Pass<"glimmer-seed-sharding", "::mlir::ModuleOp"> {
+  let summary = "Seeds parameter shardings from the tensor-parallel plan";
+  let description = [{
+    Phase 1 of the sharding engine, for tensor parallelism (`tp > 1` in the
+    module's `glimmer.spmd`): writes `glimmer.sharding` on the weights (and
+    biases) of `glimmer.linear` ops that the plan makes column-parallel
+    (weight rows, i.e. output features, split over `tp`) or row-parallel
+    (weight columns split). `glimmer-propagate-sharding` then carries the
+    splits through the model.
+
+    The default plan is derived from the graph, so an imported model needs
+    no annotations: a linear is column-parallel when its output reaches an
+    attention query, key or value (through reshapes, transposes, slices and
+    elementwise work such as RoPE whose other operands come from the same
+    projection or from no projection at all), or the input of another linear
+    through elementwise work (the MLP's up/gate projections, gated by each
+    other). Row-parallel weights (attention output, MLP down) are not
+    seeded: propagation splits their columns from the split activations.
+    The output projection and the embedding stay replicated (vocab-parallel
+    embedding and loss-parallel cross-entropy are handlers still to come).
+
+    `tp-plan=FILE` replaces the default with a JSON object mapping glob
+    patterns over state_dict names to `"colwise"`, `"rowwise"` or
+    `"replicate"` (the first matching pattern decides; a pattern that matches
+    no linear weight is an error):
+    ```json
+    {"layers.*.attention.w[qkv].weight": "colwise",
+     "layers.*.attention.wo.weight": "rowwise"}
+    ```
+
+    Errors name the parameter and what to change: output features (or, for
+    attention projections, heads) that `tp` does not divide.
+
+    Before (`tp=2`):
+    ```mlir
+    %q = glimmer.linear %x, %wq : tensor<2x16x32xf32>, tensor<32x32xf32> -> tensor<2x16x32xf32>
+    %q1 = glimmer.reshape %q : tensor<2x16x32xf32> -> tensor<2x16x4x8xf32>
+    ```
+    After:
+    ```mlir
+    func.func @forward(..., %wq: tensor<32x32xf32> {glimmer.param = "wq",
+        glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {} ]>}, ...)
+    ```
+  }];
+  let options = [
+    Option<"tpPlan", "tp-plan", "std::string", /*default=*/"\"\"",
+           "JSON file mapping state_dict name patterns to colwise/rowwise/replicate">,
+  ];
+  let dependentDialects = ["::glimmer::GlimmerDialect"];
+}
+
+def GlimmerPopulateShardingRules
+    : Pass<"glimmer-populate-sharding-rules", "::mlir::func::FuncOp"> {
+  let summary = "Attaches each op's sharding rule, for inspection and tests";
+  let description = [{
+    Writes the rule of every op implementing `ShardingRuleOpInterface` as a
+    `glimmer.sharding_rule` string attribute, and checks it against the op's
+    types (every operand and result covered, each dimension's factors
+    multiplying to its size). Factors are named `i, j, k, ...`; a compound
+    dimension prints as `(i,j)` (major to minor), a size-1 dimension as `1`.
+
+    Before:
+    ```mlir
+    %y = glimmer.linear %x, %w : tensor<2x16x32xf32>, tensor<64x32xf32> -> tensor<2x16x64xf32>
+    ```
+    After:
+    ```mlir
+    %y = glimmer.linear %x, %w {glimmer.sharding_rule = "([i, j, k], [l, k]) -> ([i, j, l]) {i=2, j=16, k=32, l=64} reduction={k}"}
+        : tensor<2x16x32xf32>, tensor<64x32xf32> -> tensor<2x16x64xf32>
+    ```
+  }];
+  let dependentDialects = ["::glimmer::GlimmerDialect"];
+}
+
+def GlimmerPropagateSharding
+    : Pass<"glimmer-propagate-sharding", "::mlir::ModuleOp"> {
+  let summary = "Propagates shardings through the ops' sharding rules to a fixed point";
+  let description = [{
+    Phase 2 of the sharding engine. Starts from the seeds, in priority order:
+    the results of `glimmer.sharding_constraint`, then arguments marked
+    `glimmer.param`/`glimmer.buffer` with a `glimmer.sharding` (the TP and
+    FSDP plans), then the other arguments with one (the data inputs); each
+    round runs to a fixed point before the next adds its seeds, so a
+    higher-priority sharding is never overridden by a lower one.
+
+    Through each op it uses only the op's sharding rule: the axes of an
+    operand or result dimension are assigned to that dimension's factors
+    (major to minor, each axis dividing what is left of its factor), and
+    every other dimension built from those factors is sharded the same way,
+    forward and backward. Need-replication factors are never sharded; a
+    sharded reduction factor makes the results partial over its axes. A
+    value's sharding only grows (a replicated dimension may become split, a
+    split one never changes), so the iteration terminates; where two
+    operands disagree on a factor the first keeps it and the other will be
+    resharded when the program is partitioned (`report-conflicts` emits a
+    remark for each).
+
+    The result: `glimmer.shardings` (one `#glimmer.sharding` per result) on
+    every op with a sharded result, `glimmer.sharding` on function
+    arguments and results. Needs `@mesh` (glimmer-materialize-mesh).
+
+    Before (column-parallel then row-parallel, the MLP of a block):
+    ```mlir
+    func.func @mlp(%x: tensor<8x32xf32>,
+                   %w1: tensor<64x32xf32> {glimmer.param = "w1", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {} ]>},
+                   %w2: tensor<32x64xf32> {glimmer.param = "w2", glimmer.sharding = #glimmer.sharding<@mesh, [{}, {"tp"} ]>}) -> tensor<8x32xf32> {
+      %h = glimmer.linear %x, %w1 : tensor<8x32xf32>, tensor<64x32xf32> -> tensor<8x64xf32>
+      %a = glimmer.silu %h : tensor<8x64xf32>
+      %y = glimmer.linear %a, %w2 : tensor<8x64xf32>, tensor<32x64xf32> -> tensor<8x32xf32>
+      return %y : tensor<8x32xf32>
+    }
+    ```
+    After:
+    ```mlir
+      %h = glimmer.linear %x, %w1 {glimmer.shardings = [#glimmer.sharding<@mesh, [{}, {"tp"} ]>]} ...
+      %a = glimmer.silu %h {glimmer.shardings = [#glimmer.sharding<@mesh, [{}, {"tp"} ]>]} ...
+      %y = glimmer.linear %a, %w2 {glimmer.shardings = [#glimmer.sharding<@mesh, [{}, {} ], partial = ["tp"]>]} ...
+    ```
+  }];
+  let options = [
+    Option<"reportConflicts", "report-conflicts", "bool", /*default=*/"false",
+           "Emit a remark where a value's sharding disagrees with the op's choice">,
+  ];
+  let dependentDialects = ["::glimmer::GlimmerDialect"];
+}
+
 #endif // GLIMMER_DIALECT_GLIMMER_TRANSFORMS_PASSES_TD

@@ -1,0 +1,31 @@
+//===- PopulateShardingRules.cpp - Show each op's sharding rule -----------===//
+
+#include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
+#include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+
+namespace glimmer {
+#define GEN_PASS_DEF_GLIMMERPOPULATESHARDINGRULES
+#include "glimmer/Dialect/Glimmer/Transforms/Passes.h.inc"
+} // namespace glimmer
+
+using namespace mlir;
+using namespace glimmer;
+
+namespace {
+struct PopulateShardingRulesPass
+    : public glimmer::impl::GlimmerPopulateShardingRulesBase<
+          PopulateShardingRulesPass> {
+  void runOnOperation() override {
+    WalkResult result = getOperation().walk([&](ShardingRuleOpInterface op) {
+      ShardingRule rule = op.getShardingRule();
+      if (failed(rule.verify(op)))
+        return WalkResult::interrupt();
+      op->setAttr("glimmer.sharding_rule",
+                  StringAttr::get(op->getContext(), rule.str()));
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,347 @@
+//===- PropagateSharding.cpp - Shardings to a fixed point through op rules ===//
+//
+// Phase 2 of the sharding engine: from the seeds (sharding constraints, then
+// the parameter plan, then the data inputs) every value gets the sharding
+// that the ops' sharding rules imply. The only knowledge of ops is their
+// ShardingRuleOpInterface; the state of every value is a per-dimension list
+// of mesh axes plus partial axes, written out as #glimmer.sharding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <set>
+#include <tuple>
+
+namespace glimmer {
+#define GEN_PASS_DEF_GLIMMERPROPAGATESHARDING
+#include "glimmer/Dialect/Glimmer/Transforms/Passes.h.inc"
+} // namespace glimmer
+
+using namespace mlir;
+using namespace glimmer;
+
+namespace {
+
+using Axes = SmallVector<StringRef, 2>;
+
+/// A value's sharding while propagating.
+struct State {
+  SmallVector<Axes> dims;
+  Axes partial;
+  /// Seeds are never changed.
+  bool fixed = false;
+
+  bool uses(StringRef axis) const {
+    return llvm::is_contained(partial, axis) ||
+           llvm::any_of(dims,
+                        [&](const Axes &a) { return llvm::is_contained(a, axis); });
+  }
+  bool isReplicated() const {
+    return partial.empty() &&
+           llvm::all_of(dims, [](const Axes &a) { return a.empty(); });
+  }
+};
+
+std::string axesText(ArrayRef<StringRef> axes) {
+  return "[" + llvm::join(axes, ", ") + "]";
+}
+
+class Propagator {
+public:
+  Propagator(MeshAttr mesh, FlatSymbolRefAttr meshRef, bool reportConflicts)
+      : mesh(mesh), meshRef(meshRef), reportConflicts(reportConflicts) {}
+
+  /// Makes `v` a seed with sharding `s`; fails (with a diagnostic at `loc`)
+  /// when `s` does not fit `v`'s type or the mesh.
+  LogicalResult seed(Value v, ShardingAttr s, Location loc) {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (s.getMesh() != meshRef)
+      return emitError(loc) << "sharding refers to mesh " << s.getMesh()
+                            << ", but propagation runs on " << meshRef;
+    if (failed(s.verifyFor([&] { return emitError(loc); }, type, mesh)))
+      return failure();
+    State st;
+    for (unsigned d = 0; d < type.getRank(); ++d)
+      st.dims.push_back(Axes(s.getDimAxes(d)));
+    st.partial = Axes(s.getPartialAxes());
+    st.fixed = true;
+    states[v] = std::move(st);
+    return success();
+  }
+
+  /// Propagates through every op of `ops` (in both directions) until
+  /// nothing changes.
+  void run(ArrayRef<Operation *> ops) {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (Operation *op : ops)
+        changed |= visit(op);
+      for (Operation *op : llvm::reverse(ops))
+        changed |= visit(op);
+    }
+  }
+
+  /// The sharding of `v`, or null when it is replicated.
+  ShardingAttr shardingOf(Value v) {
+    auto it = states.find(v);
+    if (it == states.end() || it->second.isReplicated())
+      return {};
+    return toAttr(it->second, v.getContext());
+  }
+
+  ShardingAttr toAttr(const State &st, MLIRContext *ctx) {
+    auto strings = [&](ArrayRef<StringRef> axes) {
+      SmallVector<Attribute> out;
+      for (StringRef a : axes)
+        out.push_back(StringAttr::get(ctx, a));
+      return ArrayAttr::get(ctx, out);
+    };
+    SmallVector<Attribute> dims;
+    for (const Axes &a : st.dims)
+      dims.push_back(strings(a));
+    return ShardingAttr::get(ctx, meshRef, ArrayAttr::get(ctx, dims),
+                             strings(st.partial));
+  }
+
+  ShardingAttr replicated(Value v) {
+    State st;
+    st.dims.resize(cast<RankedTensorType>(v.getType()).getRank());
+    return toAttr(st, v.getContext());
+  }
+
+private:
+  int64_t axisSize(StringRef axis) const { return *mesh.getAxisSize(axis); }
+  int64_t product(ArrayRef<StringRef> axes) const {
+    int64_t p = 1;
+    for (StringRef a : axes)
+      p *= axisSize(a);
+    return p;
+  }
+
+  void conflict(Operation *op, unsigned t, unsigned numOperands, unsigned d,
+                const Twine &why) {
+    if (!reportConflicts || !reported.insert({op, t, d}).second)
+      return;
+    op->emitRemark() << "sharding conflict: "
+                     << (t < numOperands ? "operand #" : "result #")
+                     << (t < numOperands ? t : t - numOperands)
+                     << " dimension " << d << " " << why;
+  }
+
+  bool visit(Operation *op) {
+    auto iface = dyn_cast<ShardingRuleOpInterface>(op);
+    if (!iface)
+      return false;
+    ShardingRule rule = iface.getShardingRule();
+    unsigned numOperands = op->getNumOperands();
+    auto valueOf = [&](unsigned t) -> Value {
+      return t < numOperands ? op->getOperand(t)
+                             : op->getResult(t - numOperands);
+    };
+
+    // Axes per factor, from the values that already have a sharding; the
+    // first value to shard a factor decides, and an axis serves one factor.
+    unsigned numFactors = rule.getFactors().size();
+    SmallVector<Axes> factorAxes(numFactors);
+    SmallVector<bool> decided(numFactors, false);
+    llvm::StringSet<> taken;
+    for (unsigned t = 0; t < rule.getNumTensors(); ++t) {
+      auto it = states.find(valueOf(t));
+      if (it == states.end())
+        continue;
+      for (auto [d, fs] : llvm::enumerate(rule.getTensor(t))) {
+        const Axes &axes = it->second.dims[d];
+        if (fs.empty() || axes.empty())
+          continue;
+        // Major to minor: an axis goes to the current factor while it
+        // divides what is left of it; a minor factor is reached only once
+        // the major one is split completely.
+        SmallVector<Axes> split(fs.size());
+        size_t cur = 0;
+        int64_t left = rule.getFactor(fs[0]).size;
+        bool ok = true;
+        for (StringRef a : axes) {
+          if (cur == fs.size() || left % axisSize(a) != 0) {
+            ok = false;
+            break;
+          }
+          split[cur].push_back(a);
+          left /= axisSize(a);
+          if (left == 1 && ++cur < fs.size())
+            left = rule.getFactor(fs[cur]).size;
+        }
+        if (!ok) {
+          conflict(op, t, numOperands, d,
+                   "is split over " + axesText(axes) +
+                       ", which does not divide its factors; it will be "
+                       "resharded");
+          continue;
+        }
+        for (auto [k, f] : llvm::enumerate(fs)) {
+          if (split[k].empty())
+            continue;
+          if (rule.getFactor(f).kind == FactorKind::NeedReplication) {
+            conflict(op, t, numOperands, d,
+                     "is split over " + axesText(split[k]) +
+                         " where the op needs the whole extent; it will be "
+                         "resharded to replicated");
+            continue;
+          }
+          if (decided[f]) {
+            if (factorAxes[f] != split[k])
+              conflict(op, t, numOperands, d,
+                       "is split over " + axesText(split[k]) +
+                           " but another value of the op splits the same "
+                           "factor over " +
+                           axesText(factorAxes[f]) +
+                           "; it will be resharded");
+            continue;
+          }
+          if (llvm::any_of(split[k],
+                           [&](StringRef a) { return taken.contains(a); })) {
+            conflict(op, t, numOperands, d,
+                     "is split over " + axesText(split[k]) +
+                         ", axes another factor of the op already uses; it "
+                         "will be resharded");
+            continue;
+          }
+          factorAxes[f] = split[k];
+          decided[f] = true;
+          for (StringRef a : split[k])
+            taken.insert(a);
+        }
+      }
+    }
+
+    // Every value of the op takes the factors' axes where it has none yet.
+    bool changed = false;
+    for (unsigned t = 0; t < rule.getNumTensors(); ++t) {
+      Value v = valueOf(t);
+      const ShardingRule::TensorFactors &tensor = rule.getTensor(t);
+      State proposed;
+      for (const ShardingRule::DimFactors &fs : tensor) {
+        Axes axes;
+        for (unsigned f : fs) {
+          if (factorAxes[f].empty())
+            break;
+          axes.append(factorAxes[f]);
+          if (product(factorAxes[f]) != rule.getFactor(f).size)
+            break;
+        }
+        proposed.dims.push_back(std::move(axes));
+      }
+      if (t >= numOperands)
+        for (unsigned f = 0; f < numFactors; ++f)
+          if (rule.getFactor(f).kind == FactorKind::Reduction)
+            proposed.partial.append(factorAxes[f]);
+      if (proposed.isReplicated())
+        continue;
+      auto [it, inserted] = states.try_emplace(v);
+      State &st = it->second;
+      if (inserted)
+        st.dims.resize(tensor.size());
+      if (st.fixed)
+        continue;
+      for (auto [d, axes] : llvm::enumerate(proposed.dims)) {
+        if (!st.dims[d].empty() || axes.empty() ||
+            llvm::any_of(axes, [&](StringRef a) { return st.uses(a); }))
+          continue;
+        st.dims[d] = axes;
+        changed = true;
+      }
+      if (st.partial.empty() && !proposed.partial.empty() &&
+          llvm::none_of(proposed.partial,
+                        [&](StringRef a) { return st.uses(a); })) {
+        st.partial = proposed.partial;
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  MeshAttr mesh;
+  FlatSymbolRefAttr meshRef;
+  bool reportConflicts;
+  DenseMap<Value, State> states;
+  std::set<std::tuple<Operation *, unsigned, unsigned>> reported;
+};
+
+struct PropagateShardingPass
+    : public glimmer::impl::GlimmerPropagateShardingBase<
+          PropagateShardingPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto meshOp = module.lookupSymbol<MeshOp>("mesh");
+    if (!meshOp) {
+      module.emitError() << "'" << getArgument()
+                         << "' needs @mesh; run glimmer-materialize-mesh first";
+      return signalPassFailure();
+    }
+    MLIRContext *ctx = &getContext();
+    auto meshRef = FlatSymbolRefAttr::get(ctx, "mesh");
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      Propagator prop(meshOp.getMesh(), meshRef, reportConflicts);
+      SmallVector<Operation *> ops;
+      func.walk([&](Operation *op) { ops.push_back(op); });
+
+      // Seeds by priority: constraints, the parameter plan, data inputs.
+      auto isParam = [&](unsigned i) {
+        return func.getArgAttr(i, "glimmer.param") ||
+               func.getArgAttr(i, "glimmer.buffer");
+      };
+      for (Operation *op : ops)
+        if (auto c = dyn_cast<ShardingConstraintOp>(op))
+          if (failed(prop.seed(c.getOutput(), c.getSharding(), c.getLoc())))
+            return signalPassFailure();
+      prop.run(ops);
+      for (bool params : {true, false}) {
+        for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+          auto s = func.getArgAttrOfType<ShardingAttr>(i, "glimmer.sharding");
+          if (!s || isParam(i) != params)
+            continue;
+          if (failed(prop.seed(func.getArgument(i), s,
+                               func.getArgument(i).getLoc())))
+            return signalPassFailure();
+        }
+        prop.run(ops);
+      }
+
+      // Write the fixed point out.
+      for (Operation *op : ops) {
+        if (op->getNumResults() == 0 || isa<ShardingConstraintOp>(op) ||
+            !llvm::all_of(op->getResultTypes(), [](Type t) {
+              return isa<RankedTensorType>(t);
+            }))
+          continue;
+        SmallVector<Attribute> shardings;
+        bool any = false;
+        for (Value r : op->getResults()) {
+          ShardingAttr s = prop.shardingOf(r);
+          any |= bool(s);
+          shardings.push_back(s ? s : prop.replicated(r));
+        }
+        if (any)
+          op->setAttr("glimmer.shardings", ArrayAttr::get(ctx, shardings));
+      }
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        if (ShardingAttr s = prop.shardingOf(func.getArgument(i)))
+          func.setArgAttr(i, "glimmer.sharding", s);
+      auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+      for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+        if (ShardingAttr s = prop.shardingOf(v))
+          func.setResultAttr(i, "glimmer.sharding", s);
+    }
+  }
+};
+
+} // namespace

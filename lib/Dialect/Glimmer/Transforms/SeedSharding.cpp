@@ -1,0 +1,320 @@
+//===- SeedSharding.cpp - Parameter shardings from the TP plan ------------===//
+//
+// Phase 1 of the sharding engine for tensor parallelism. The default plan
+// is read off the graph: a projection whose output feeds attention's Q/K/V
+// or, through elementwise work, another projection (the MLP's up/gate) is
+// column-parallel; the projections that consume the split activations get
+// their row-parallel split from propagation. A plan file overrides it by
+// state_dict name patterns.
+//
+//===----------------------------------------------------------------------===//
+
+#include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/GlobPattern.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <deque>
+
+namespace glimmer {
+#define GEN_PASS_DEF_GLIMMERSEEDSHARDING
+#include "glimmer/Dialect/Glimmer/Transforms/Passes.h.inc"
+} // namespace glimmer
+
+using namespace mlir;
+using namespace glimmer;
+
+namespace {
+
+enum class Style { Colwise, Rowwise, Replicate };
+
+struct PlanEntry {
+  /// Points into SeedShardingPass::patterns (GlobPattern keeps references
+  /// into its pattern text).
+  StringRef pattern;
+  llvm::GlobPattern glob;
+  Style style;
+  bool used = false;
+};
+
+/// A linear whose weight is a named parameter of the function.
+struct Projection {
+  LinearOp op;
+  BlockArgument weight;
+  StringRef name;
+};
+
+/// Why the default plan makes a projection column-parallel.
+struct Reach {
+  enum Kind { None, Attention, Projection } kind = None;
+  /// For attention: the heads the projection's features split into, and
+  /// whether they are key/value heads.
+  int64_t heads = 0;
+  bool keyValue = false;
+};
+
+class DefaultPlan {
+public:
+  explicit DefaultPlan(func::FuncOp func) {
+    // The nearest projections each value is computed from (stopping at
+    // each linear), in program order.
+    for (Operation &op : func.getBody().front()) {
+      llvm::SmallSetVector<Operation *, 4> from;
+      if (isa<LinearOp>(op)) {
+        from.insert(&op);
+      } else {
+        for (Value v : op.getOperands())
+          if (auto it = sources.find(v); it != sources.end())
+            from.insert(it->second.begin(), it->second.end());
+      }
+      for (Value r : op.getResults())
+        sources[r] = SmallVector<Operation *>(from.begin(), from.end());
+    }
+  }
+
+  /// Where the output of `proj` goes. `group` is the projection and its
+  /// siblings (the linears reading the same input: Q/K/V, gate/up).
+  Reach reach(LinearOp proj, ArrayRef<Operation *> group) {
+    Reach found;
+    int64_t features = proj.getWeight().getType().getDimSize(0);
+    int64_t heads = 0;
+    SmallVector<Value> work = {proj.getResult()};
+    DenseSet<Value> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (!seen.insert(v).second)
+        continue;
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = use.getOwner();
+        unsigned index = use.getOperandNumber();
+        if (isa<AttentionOp>(user) && index < 3) {
+          found.kind = Reach::Attention;
+          found.heads = heads;
+          found.keyValue = index > 0;
+          return found;
+        }
+        if (isa<LinearOp>(user) && index == 0 && user != proj) {
+          found.kind = Reach::Projection;
+          continue;
+        }
+        if (!transparent(user))
+          continue;
+        // Mixing in another value is fine when it comes from the same
+        // projections (RoPE's halves, gate * up) or from none at all
+        // (positions, constants); the residual stream stops the walk.
+        bool ok = llvm::all_of(user->getOpOperands(), [&](OpOperand &other) {
+          if (&other == &use)
+            return true;
+          auto it = sources.find(other.get());
+          return it == sources.end() ||
+                 llvm::all_of(it->second, [&](Operation *s) {
+                   return llvm::is_contained(group, s);
+                 });
+        });
+        if (!ok)
+          continue;
+        // The first reshape that splits the features into [heads, dim].
+        if (auto r = dyn_cast<ReshapeOp>(user); r && heads == 0) {
+          ArrayRef<int64_t> out = r.getOutput().getType().getShape();
+          ArrayRef<int64_t> in = r.getInput().getType().getShape();
+          if (out.size() == in.size() + 1 && in.back() == features &&
+              out[out.size() - 2] * out.back() == features)
+            heads = out[out.size() - 2];
+        }
+        for (Value r : user->getResults())
+          work.push_back(r);
+      }
+    }
+    return found;
+  }
+
+private:
+  static bool transparent(Operation *op) {
+    return op->hasTrait<OpTrait::Elementwise>() ||
+           isa<ReshapeOp, TransposeOp, SliceOp, BroadcastInDimOp, ConcatOp,
+               ConvertOp, RopeOp, SelectOp>(op);
+  }
+
+  DenseMap<Value, SmallVector<Operation *>> sources;
+};
+
+struct SeedShardingPass
+    : public glimmer::impl::GlimmerSeedShardingBase<SeedShardingPass> {
+  using Base::Base;
+
+  LogicalResult readPlan(ModuleOp module, SmallVector<PlanEntry> &plan) {
+    auto buffer = llvm::MemoryBuffer::getFile(tpPlan);
+    if (!buffer)
+      return module.emitError() << "cannot read the TP plan '" << tpPlan
+                                << "': " << buffer.getError().message();
+    llvm::Expected<llvm::json::Value> json =
+        llvm::json::parse((*buffer)->getBuffer());
+    if (!json)
+      return module.emitError() << "the TP plan '" << tpPlan
+                                << "' is not valid JSON: "
+                                << llvm::toString(json.takeError());
+    const llvm::json::Object *object = json->getAsObject();
+    if (!object)
+      return module.emitError()
+             << "the TP plan '" << tpPlan
+             << "' must be a JSON object mapping state_dict name patterns "
+                "to \"colwise\", \"rowwise\" or \"replicate\"";
+    // JSON objects are unordered; patterns are tried in sorted order, so a
+    // plan means the same whatever the file's order (put the more specific
+    // pattern first alphabetically, or make patterns disjoint).
+    SmallVector<std::string> keys;
+    for (const auto &kv : *object)
+      keys.push_back(kv.first.str());
+    llvm::sort(keys);
+    for (const std::string &key : keys) {
+      std::optional<StringRef> text = object->getString(key);
+      std::optional<Style> style;
+      if (text == "colwise")
+        style = Style::Colwise;
+      else if (text == "rowwise")
+        style = Style::Rowwise;
+      else if (text == "replicate")
+        style = Style::Replicate;
+      if (!style)
+        return module.emitError()
+               << "the TP plan '" << tpPlan << "' gives pattern '" << key
+               << "' an unknown style (expected \"colwise\", \"rowwise\" or "
+                  "\"replicate\")";
+      StringRef pattern = patterns.emplace_back(key);
+      llvm::Expected<llvm::GlobPattern> glob =
+          llvm::GlobPattern::create(pattern);
+      if (!glob)
+        return module.emitError() << "the TP plan '" << tpPlan
+                                  << "' has a malformed pattern '" << key
+                                  << "': " << llvm::toString(glob.takeError());
+      plan.push_back({pattern, std::move(*glob), *style});
+    }
+    return success();
+  }
+
+  /// The plan's patterns, at stable addresses.
+  std::deque<std::string> patterns;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SpmdAttr spmd = requireRecordedSpmd(module, getArgument());
+    if (!spmd)
+      return signalPassFailure();
+    int64_t tp = spmd.getLayout().tp();
+    if (tp == 1)
+      return;
+    if (!module.lookupSymbol<MeshOp>("mesh")) {
+      module.emitError() << "'" << getArgument()
+                         << "' needs @mesh; run glimmer-materialize-mesh first";
+      return signalPassFailure();
+    }
+    SmallVector<PlanEntry> plan;
+    if (!tpPlan.empty() && failed(readPlan(module, plan)))
+      return signalPassFailure();
+
+    MLIRContext *ctx = &getContext();
+    auto mesh = FlatSymbolRefAttr::get(ctx, "mesh");
+    auto sharding = [&](std::initializer_list<bool> split) {
+      SmallVector<Attribute> dims;
+      for (bool s : split)
+        dims.push_back(s ? ArrayAttr::get(ctx, {StringAttr::get(ctx, "tp")})
+                         : ArrayAttr::get(ctx, {}));
+      return ShardingAttr::get(ctx, mesh, ArrayAttr::get(ctx, dims),
+                               ArrayAttr::get(ctx, {}));
+    };
+
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      SmallVector<Projection> projections;
+      func.walk([&](LinearOp op) {
+        auto weight = dyn_cast<BlockArgument>(op.getWeight());
+        if (!weight || weight.getOwner()->getParentOp() != func)
+          return;
+        auto name = func.getArgAttrOfType<StringAttr>(weight.getArgNumber(),
+                                                      "glimmer.param");
+        if (name)
+          projections.push_back({op, weight, name.getValue()});
+      });
+      DefaultPlan derived(func);
+      for (Projection &p : projections) {
+        std::optional<Style> style;
+        Reach reach;
+        if (!plan.empty()) {
+          for (PlanEntry &e : plan)
+            if (e.glob.match(p.name)) {
+              e.used = true;
+              style = e.style;
+              break;
+            }
+        } else {
+          SmallVector<Operation *> group;
+          for (Operation *user : p.op.getInput().getUsers())
+            if (isa<LinearOp>(user))
+              group.push_back(user);
+          reach = derived.reach(p.op, group);
+          if (reach.kind != Reach::None)
+            style = Style::Colwise;
+        }
+        if (!style || *style == Style::Replicate)
+          continue;
+        auto weightType = cast<RankedTensorType>(p.weight.getType());
+        int64_t features = weightType.getDimSize(0);
+        int64_t inputs = weightType.getDimSize(1);
+        if (*style == Style::Colwise) {
+          if (reach.kind == Reach::Attention && reach.heads > 0 &&
+              reach.heads % tp != 0) {
+            p.op.emitError()
+                << "cannot split the " << reach.heads
+                << (reach.keyValue ? " key/value" : " query")
+                << " heads of '" << p.name << "' over tp = " << tp
+                << ": choose a tp that divides " << reach.heads
+                << " (or replicate it with --tp-plan)";
+            return signalPassFailure();
+          }
+          if (features % tp != 0) {
+            p.op.emitError()
+                << "cannot split the " << features
+                << " output features of '" << p.name << "' over tp = " << tp
+                << " (column-parallel): choose a tp that divides " << features
+                << " (or replicate it with --tp-plan)";
+            return signalPassFailure();
+          }
+        } else if (inputs % tp != 0) {
+          p.op.emitError()
+              << "cannot split the " << inputs << " input features of '"
+              << p.name << "' over tp = " << tp
+              << " (row-parallel): choose a tp that divides " << inputs
+              << " (or replicate it with --tp-plan)";
+          return signalPassFailure();
+        }
+        // An annotation already on the weight (a user's) is kept.
+        unsigned arg = p.weight.getArgNumber();
+        if (func.getArgAttr(arg, "glimmer.sharding"))
+          continue;
+        bool col = *style == Style::Colwise;
+        func.setArgAttr(arg, "glimmer.sharding", sharding({col, !col}));
+        if (Value bias = p.op.getBias())
+          if (auto b = dyn_cast<BlockArgument>(bias); b && col &&
+                                                      !func.getArgAttr(
+                                                          b.getArgNumber(),
+                                                          "glimmer.sharding"))
+            func.setArgAttr(b.getArgNumber(), "glimmer.sharding",
+                            sharding({true}));
+      }
+    }
+    for (const PlanEntry &e : plan)
+      if (!e.used) {
+        module.emitError() << "the TP plan pattern '" << e.pattern
+                           << "' matches no linear weight; the weights are "
+                              "named by their state_dict keys (e.g. "
+                              "'layers.0.attention.wq.weight')";
+        return signalPassFailure();
+      }
+  }
+};
+
+} // namespace

@@ -1,0 +1,2 @@
+module attributes {glimmer.spmd = #glimmer.spmd<"tp=2">} {
+}

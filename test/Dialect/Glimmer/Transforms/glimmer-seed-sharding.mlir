@@ -1,0 +1,75 @@
+// RUN: glimmer-opt %s -split-input-file -glimmer-seed-sharding | FileCheck %s
+
+// The default plan, read off the graph: Q/K/V reach attention (through the
+// reshape to heads and the transpose), so they are column-parallel with
+// their biases; the output projection is left to propagation (row-parallel
+// from the split heads). GQA: K/V have 2 heads, which tp = 2 divides.
+// CHECK-LABEL: func.func @attention_projections
+// CHECK-SAME: %arg1: tensor<32x32xf32> {glimmer.param = "layers.0.wq", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {}]>}
+// CHECK-SAME: %arg2: tensor<32xf32> {glimmer.param = "layers.0.wq.bias", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}]>}
+// CHECK-SAME: %arg3: tensor<16x32xf32> {glimmer.param = "layers.0.wk", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {}]>}
+// CHECK-SAME: %arg4: tensor<16x32xf32> {glimmer.param = "layers.0.wv", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {}]>}
+// CHECK-SAME: %arg5: tensor<32x32xf32> {glimmer.param = "layers.0.wo"})
+module attributes {glimmer.spmd = #glimmer.spmd<"tp=2">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=2, "pp"=1]>
+  func.func @attention_projections(%x: tensor<2x16x32xf32>,
+      %wq: tensor<32x32xf32> {glimmer.param = "layers.0.wq"}, %bq: tensor<32xf32> {glimmer.param = "layers.0.wq.bias"},
+      %wk: tensor<16x32xf32> {glimmer.param = "layers.0.wk"}, %wv: tensor<16x32xf32> {glimmer.param = "layers.0.wv"},
+      %wo: tensor<32x32xf32> {glimmer.param = "layers.0.wo"}) -> tensor<2x16x32xf32> {
+    %q0 = glimmer.linear %x, %wq, %bq : tensor<2x16x32xf32>, tensor<32x32xf32>, tensor<32xf32> -> tensor<2x16x32xf32>
+    %q1 = glimmer.reshape %q0 : tensor<2x16x32xf32> -> tensor<2x16x4x8xf32>
+    %q = glimmer.transpose %q1 permutation = [0, 2, 1, 3] : tensor<2x16x4x8xf32> -> tensor<2x4x16x8xf32>
+    %k0 = glimmer.linear %x, %wk : tensor<2x16x32xf32>, tensor<16x32xf32> -> tensor<2x16x16xf32>
+    %k1 = glimmer.reshape %k0 : tensor<2x16x16xf32> -> tensor<2x16x2x8xf32>
+    %k = glimmer.transpose %k1 permutation = [0, 2, 1, 3] : tensor<2x16x2x8xf32> -> tensor<2x2x16x8xf32>
+    %v0 = glimmer.linear %x, %wv : tensor<2x16x32xf32>, tensor<16x32xf32> -> tensor<2x16x16xf32>
+    %v1 = glimmer.reshape %v0 : tensor<2x16x16xf32> -> tensor<2x16x2x8xf32>
+    %v = glimmer.transpose %v1 permutation = [0, 2, 1, 3] : tensor<2x16x2x8xf32> -> tensor<2x2x16x8xf32>
+    %o, %lse = glimmer.attention %q, %k, %v scale = 0.35 : tensor<2x4x16x8xf32>, tensor<2x2x16x8xf32> -> tensor<2x4x16x8xf32>, tensor<2x4x16xf32>
+    %o1 = glimmer.transpose %o permutation = [0, 2, 1, 3] : tensor<2x4x16x8xf32> -> tensor<2x16x4x8xf32>
+    %o2 = glimmer.reshape %o1 : tensor<2x16x4x8xf32> -> tensor<2x16x32xf32>
+    %y = glimmer.linear %o2, %wo : tensor<2x16x32xf32>, tensor<32x32xf32> -> tensor<2x16x32xf32>
+    return %y : tensor<2x16x32xf32>
+  }
+}
+
+// -----
+
+// A gated MLP: gate and up read the same input and are multiplied, so both
+// are column-parallel (the mix of two sibling projections does not stop the
+// walk); down is left to propagation. The residual add after down mixes in
+// a value from other projections, so down's output does not make it
+// column-parallel.
+// CHECK-LABEL: func.func @gated_mlp
+// CHECK-SAME: %arg1: tensor<64x32xf32> {glimmer.param = "layers.0.w1", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {}]>}
+// CHECK-SAME: %arg2: tensor<64x32xf32> {glimmer.param = "layers.0.w3", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {}]>}
+// CHECK-SAME: %arg3: tensor<32x64xf32> {glimmer.param = "layers.0.w2"}
+// CHECK-SAME: %arg4: tensor<32x32xf32> {glimmer.param = "layers.1.wq"}
+module attributes {glimmer.spmd = #glimmer.spmd<"tp=2">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=2, "pp"=1]>
+  func.func @gated_mlp(%x: tensor<8x32xf32>,
+      %w1: tensor<64x32xf32> {glimmer.param = "layers.0.w1"}, %w3: tensor<64x32xf32> {glimmer.param = "layers.0.w3"},
+      %w2: tensor<32x64xf32> {glimmer.param = "layers.0.w2"}, %wr: tensor<32x32xf32> {glimmer.param = "layers.1.wq"}) -> tensor<8x32xf32> {
+    %r = glimmer.linear %x, %wr : tensor<8x32xf32>, tensor<32x32xf32> -> tensor<8x32xf32>
+    %g = glimmer.linear %x, %w1 : tensor<8x32xf32>, tensor<64x32xf32> -> tensor<8x64xf32>
+    %s = glimmer.silu %g : tensor<8x64xf32>
+    %u = glimmer.linear %x, %w3 : tensor<8x32xf32>, tensor<64x32xf32> -> tensor<8x64xf32>
+    %h = glimmer.mul %s, %u : tensor<8x64xf32>
+    %d = glimmer.linear %h, %w2 : tensor<8x64xf32>, tensor<32x64xf32> -> tensor<8x32xf32>
+    %y = glimmer.add %r, %d : tensor<8x32xf32>
+    return %y : tensor<8x32xf32>
+  }
+}
+
+// -----
+
+// tp = 1: nothing to seed.
+// CHECK-LABEL: func.func @no_tensor_parallelism
+// CHECK-SAME: %arg1: tensor<64x32xf32> {glimmer.param = "w1"})
+module attributes {glimmer.spmd = #glimmer.spmd<"cp=2">} {
+  func.func @no_tensor_parallelism(%x: tensor<8x32xf32>, %w1: tensor<64x32xf32> {glimmer.param = "w1"}) -> tensor<8x64xf32> {
+    %g = glimmer.linear %x, %w1 : tensor<8x32xf32>, tensor<64x32xf32> -> tensor<8x64xf32>
+    %s = glimmer.silu %g : tensor<8x64xf32>
+    return %s : tensor<8x64xf32>
+  }
+}
