@@ -243,6 +243,11 @@ LogicalResult FunctionLowering::lower(Operation *op) {
         mapping[s.getResult()] = map(s.getInput());
         return success();
       })
+      .Case([&](PvaryOp p) -> LogicalResult {
+        // Identity forward; it exists for its VJP.
+        mapping[p.getResult()] = map(p.getInput());
+        return success();
+      })
       .Case([&](ConstantOp c) -> LogicalResult {
         auto attr = dyn_cast<DenseElementsAttr>(c.getValue());
         if (!attr)

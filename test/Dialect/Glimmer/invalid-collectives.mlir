@@ -628,3 +628,13 @@ func.func @local_shard_wrong_result(%x: tensor<2x8xi64>) -> tensor<2x8xi64> {
   %0 = glimmer.local_shard %x on @mesh ["cp"] dim = 1 : tensor<2x8xi64> -> tensor<2x8xi64>
   return %0 : tensor<2x8xi64>
 }
+
+// -----
+
+// pvary names axes of its mesh.
+glimmer.mesh @mesh = <["cp"=2]>
+func.func @pvary_unknown_axis(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'glimmer.pvary' op mesh has no axis "tp"}}
+  %0 = glimmer.pvary %x on @mesh ["tp"] : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

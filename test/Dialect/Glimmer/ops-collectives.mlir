@@ -63,6 +63,20 @@ module {
 
 // -----
 
+// pvary: a replicated value entering per-rank work split over tp (identity
+// forward, all_reduce backward).
+// CHECK-LABEL: func.func @pvary
+// CHECK: glimmer.pvary %{{.*}} on @mesh ["tp"] : tensor<2x16x32xf32>
+module {
+  glimmer.mesh @mesh = <["dp_shard"=2, "cp"=2, "tp"=2]>
+  func.func @pvary(%x: tensor<2x16x32xf32>) -> tensor<2x16x32xf32> {
+    %0 = glimmer.pvary %x on @mesh ["tp"] : tensor<2x16x32xf32>
+    return %0 : tensor<2x16x32xf32>
+  }
+}
+
+// -----
+
 // all_to_all: split heads/concat sequence (Ulysses), and split = concat dim.
 // CHECK-LABEL: func.func @all_to_all
 // CHECK: glimmer.all_to_all %{{.*}} on @mesh ["cp"] split_dim = 1 concat_dim = 2 : tensor<2x4x4x16xf32> -> tensor<2x2x8x16xf32>

@@ -874,6 +874,15 @@ LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return axesProduct(*this, *mesh, axisNames(getAxes()));
 }
 
+LogicalResult PvaryOp::verify() { return verifyAxisList(*this, getAxes()); }
+
+LogicalResult PvaryOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<MeshAttr> mesh = lookupMesh(*this, getMeshAttr(), symbols);
+  if (failed(mesh))
+    return failure();
+  return axesProduct(*this, *mesh, axisNames(getAxes()));
+}
+
 LogicalResult AllToAllOp::verify() {
   if (failed(verifyAxisList(*this, getAxes())))
     return failure();

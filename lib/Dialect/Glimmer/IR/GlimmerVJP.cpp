@@ -854,6 +854,14 @@ LogicalResult AllGatherOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   auto element = dyn_cast<FloatType>(inputType.getElementType());
   if (!resultGrads[0] || !element)
     return success();
+  // Users that compute the same on every rank: the cotangent is complete
+  // everywhere, and this rank's piece of it is its slice.
+  if (getInvariant()) {
+    operandGrads[0] = LocalShardOp::create(b, getLoc(), inputType,
+                                           resultGrads[0], getMeshAttr(),
+                                           getAxes(), getDimAttr());
+    return success();
+  }
   // The ranks' bf16 (f16) cotangents are summed in f32, as mixed-precision
   // training reduces gradients (e.g. K and V gathered over cp).
   Emitter e{b, getLoc()};
@@ -897,15 +905,28 @@ LogicalResult AllReduceOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   return success();
 }
 
-// The transpose of local_shard embeds the rank's cotangent into zeros at
-// its offset (a per-rank partial of the replicated operand's gradient). The
-// partitioner only shards values that need no gradient (integer inputs and
-// constants), so that form is not built yet; differentiating through one is
-// reported rather than approximated.
+// Each rank keeps its slice of a value replicated over `axes`, so the
+// cotangent of the whole value is the concatenation of the ranks' slice
+// cotangents, in rank order: an all_gather (the dual of the local slice),
+// complete and replicated like the operand.
 LogicalResult LocalShardOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                                      MutableArrayRef<Value> operandGrads) {
   if (!resultGrads[0])
     return success();
-  return emitOpError() << "is not differentiable yet (a trainable value is "
-                          "sliced per rank)";
+  operandGrads[0] = AllGatherOp::create(b, getLoc(), getInput().getType(),
+                                        resultGrads[0], getMeshAttr(),
+                                        getAxes(), getDimAttr());
+  return success();
+}
+
+// Each rank's cotangent is its share of the replicated operand's: summed.
+LogicalResult PvaryOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                MutableArrayRef<Value> operandGrads) {
+  if (!resultGrads[0])
+    return success();
+  operandGrads[0] = AllReduceOp::create(
+      b, getLoc(), getInput().getType(),
+      ReductionKindAttr::get(b.getContext(), ReductionKind::Sum),
+      resultGrads[0], getMeshAttr(), getAxes());
+  return success();
 }

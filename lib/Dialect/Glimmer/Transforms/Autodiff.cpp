@@ -41,8 +41,9 @@ SmallVector<StringRef> gatheredAxes(Value arg) {
   SmallVector<StringRef> axes;
   bool first = true;
   for (Operation *user : arg.getUsers()) {
+    // An invariant gather's VJP is a slice, not a sum over its axes.
     auto gather = dyn_cast<AllGatherOp>(user);
-    if (!gather)
+    if (!gather || gather.getInvariant())
       return {};
     SmallVector<StringRef> mine;
     for (Attribute a : gather.getAxes())

@@ -646,17 +646,25 @@ struct PartitionTokensPass
     if (!spmd)
       return signalPassFailure();
     SpmdContext layout = spmd.getLayout();
-    for (MeshAxis axis : {MeshAxis::Tp, MeshAxis::Pp})
-      if (layout.degree(axis) != 1) {
-        module.emitError() << "'" << getArgument() << "': the '"
-                           << meshAxisName(axis)
-                           << "' axis is not supported by the partitioner "
-                              "yet (dp_replicate, dp_shard and cp are)";
-        return signalPassFailure();
-      }
+    if (layout.pp() != 1) {
+      module.emitError() << "'" << getArgument()
+                         << "': the 'pp' axis is not supported by the "
+                            "partitioner yet (dp_replicate, dp_shard, cp and "
+                            "tp alone are)";
+      return signalPassFailure();
+    }
     int64_t dp = layout.dpReplicate() * layout.dpShard();
     if (layout.cp() == 1 && dp == 1)
       return;
+    if (layout.tp() != 1) {
+      // Tensor parallelism runs on the sharding engine (glimmer-partition),
+      // which does not take the batch and sequence splits over yet.
+      module.emitError() << "'" << getArgument()
+                         << "': tp combined with dp_replicate, dp_shard or "
+                            "cp is not supported by the partitioner yet "
+                            "(each alone is)";
+      return signalPassFailure();
+    }
     auto meshOp = module.lookupSymbol<MeshOp>("mesh");
     if (!meshOp) {
       module.emitError() << "'" << getArgument()

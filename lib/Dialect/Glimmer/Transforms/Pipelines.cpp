@@ -21,6 +21,11 @@ void glimmer::buildSpmdPipeline(OpPassManager &pm, llvm::StringRef layout) {
   pm.addPass(createGlimmerMaterializeMesh());
   pm.addPass(createGlimmerPrepareCpInputs());
   pm.addPass(createGlimmerPartitionTokens());
+  // The sharding engine (tensor parallelism so far): seed, propagate,
+  // partition. Each is a no-op without tp.
+  pm.addPass(createGlimmerSeedSharding());
+  pm.addPass(createGlimmerPropagateSharding());
+  pm.addPass(createGlimmerPartition());
   pm.addPass(createGlimmerShardParams());
   pm.addPass(createCanonicalizerPass());
 }
@@ -36,6 +41,7 @@ void glimmer::registerGlimmerPipelines() {
       "Global view -> per-rank program for the SPMD layout (--spmd= or the "
       "module's glimmer.spmd): attach the layout, materialize the mesh, "
       "prepare CP inputs, shard the batch over dp and the sequence over cp, "
+      "seed, propagate and partition tensor parallelism (sharding engine), "
       "shard parameters over (dp_shard, cp) (FSDP)",
       [](OpPassManager &pm) { buildSpmdPipeline(pm); });
 }

@@ -10,6 +10,8 @@
 
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 
+#include "ShardingFactors.h"
+
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -24,10 +26,9 @@ namespace glimmer {
 
 using namespace mlir;
 using namespace glimmer;
+using namespace glimmer::detail;
 
 namespace {
-
-using Axes = SmallVector<StringRef, 2>;
 
 /// A value's sharding while propagating.
 struct State {
@@ -35,6 +36,8 @@ struct State {
   Axes partial;
   /// Seeds are never changed.
   bool fixed = false;
+  /// The propagation round that first gave it axes (lower wins a conflict).
+  unsigned priority = ~0u;
 
   bool uses(StringRef axis) const {
     return llvm::is_contained(partial, axis) ||
@@ -70,8 +73,22 @@ public:
       st.dims.push_back(Axes(s.getDimAxes(d)));
     st.partial = Axes(s.getPartialAxes());
     st.fixed = true;
+    st.priority = round;
     states[v] = std::move(st);
     return success();
+  }
+
+  /// Seeds added from now on, and values they shard, rank below the ones
+  /// before.
+  void nextRound() { ++round; }
+
+  /// Keeps `v` replicated: data inputs are bound whole unless a seed says
+  /// otherwise, so propagation never splits them.
+  void pinReplicated(Value v) {
+    State st;
+    st.dims.resize(cast<RankedTensorType>(v.getType()).getRank());
+    st.fixed = true;
+    states[v] = std::move(st);
   }
 
   /// Propagates through every op of `ops` (in both directions) until
@@ -116,14 +133,6 @@ public:
   }
 
 private:
-  int64_t axisSize(StringRef axis) const { return *mesh.getAxisSize(axis); }
-  int64_t product(ArrayRef<StringRef> axes) const {
-    int64_t p = 1;
-    for (StringRef a : axes)
-      p *= axisSize(a);
-    return p;
-  }
-
   void conflict(Operation *op, unsigned t, unsigned numOperands, unsigned d,
                 const Twine &why) {
     if (!reportConflicts || !reported.insert({op, t, d}).second)
@@ -151,7 +160,17 @@ private:
     SmallVector<Axes> factorAxes(numFactors);
     SmallVector<bool> decided(numFactors, false);
     llvm::StringSet<> taken;
-    for (unsigned t = 0; t < rule.getNumTensors(); ++t) {
+    // Values sharded by higher-priority seeds decide first.
+    SmallVector<unsigned> order =
+        llvm::to_vector(llvm::seq<unsigned>(0, rule.getNumTensors()));
+    auto priorityOf = [&](unsigned t) {
+      auto it = states.find(valueOf(t));
+      return it == states.end() ? ~0u : it->second.priority;
+    };
+    llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+      return priorityOf(a) < priorityOf(b);
+    });
+    for (unsigned t : order) {
       auto it = states.find(valueOf(t));
       if (it == states.end())
         continue;
@@ -159,30 +178,16 @@ private:
         const Axes &axes = it->second.dims[d];
         if (fs.empty() || axes.empty())
           continue;
-        // Major to minor: an axis goes to the current factor while it
-        // divides what is left of it; a minor factor is reached only once
-        // the major one is split completely.
-        SmallVector<Axes> split(fs.size());
-        size_t cur = 0;
-        int64_t left = rule.getFactor(fs[0]).size;
-        bool ok = true;
-        for (StringRef a : axes) {
-          if (cur == fs.size() || left % axisSize(a) != 0) {
-            ok = false;
-            break;
-          }
-          split[cur].push_back(a);
-          left /= axisSize(a);
-          if (left == 1 && ++cur < fs.size())
-            left = rule.getFactor(fs[cur]).size;
-        }
-        if (!ok) {
+        std::optional<SmallVector<Axes>> maybeSplit =
+            splitOverFactors(axes, fs, rule, mesh);
+        if (!maybeSplit) {
           conflict(op, t, numOperands, d,
                    "is split over " + axesText(axes) +
                        ", which does not divide its factors; it will be "
                        "resharded");
           continue;
         }
+        SmallVector<Axes> &split = *maybeSplit;
         for (auto [k, f] : llvm::enumerate(fs)) {
           if (split[k].empty())
             continue;
@@ -225,17 +230,7 @@ private:
       Value v = valueOf(t);
       const ShardingRule::TensorFactors &tensor = rule.getTensor(t);
       State proposed;
-      for (const ShardingRule::DimFactors &fs : tensor) {
-        Axes axes;
-        for (unsigned f : fs) {
-          if (factorAxes[f].empty())
-            break;
-          axes.append(factorAxes[f]);
-          if (product(factorAxes[f]) != rule.getFactor(f).size)
-            break;
-        }
-        proposed.dims.push_back(std::move(axes));
-      }
+      proposed.dims = projectFactors(rule, tensor, factorAxes, mesh);
       if (t >= numOperands)
         for (unsigned f = 0; f < numFactors; ++f)
           if (rule.getFactor(f).kind == FactorKind::Reduction)
@@ -253,12 +248,14 @@ private:
             llvm::any_of(axes, [&](StringRef a) { return st.uses(a); }))
           continue;
         st.dims[d] = axes;
+        st.priority = std::min(st.priority, round);
         changed = true;
       }
       if (st.partial.empty() && !proposed.partial.empty() &&
           llvm::none_of(proposed.partial,
                         [&](StringRef a) { return st.uses(a); })) {
         st.partial = proposed.partial;
+        st.priority = std::min(st.priority, round);
         changed = true;
       }
     }
@@ -268,6 +265,7 @@ private:
   MeshAttr mesh;
   FlatSymbolRefAttr meshRef;
   bool reportConflicts;
+  unsigned round = 0;
   DenseMap<Value, State> states;
   std::set<std::tuple<Operation *, unsigned, unsigned>> reported;
 };
@@ -299,12 +297,16 @@ struct PropagateShardingPass
         return func.getArgAttr(i, "glimmer.param") ||
                func.getArgAttr(i, "glimmer.buffer");
       };
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        if (!isParam(i) && !func.getArgAttr(i, "glimmer.sharding"))
+          prop.pinReplicated(func.getArgument(i));
       for (Operation *op : ops)
         if (auto c = dyn_cast<ShardingConstraintOp>(op))
           if (failed(prop.seed(c.getOutput(), c.getSharding(), c.getLoc())))
             return signalPassFailure();
       prop.run(ops);
       for (bool params : {true, false}) {
+        prop.nextRound();
         for (unsigned i = 0; i < func.getNumArguments(); ++i) {
           auto s = func.getArgAttrOfType<ShardingAttr>(i, "glimmer.sharding");
           if (!s || isParam(i) != params)

@@ -157,3 +157,26 @@ module {
     return %f : tensor<f32>
   }
 }
+
+// -----
+
+// Tensor-parallel collectives. The input of a column-parallel projection is
+// marked pvary, so its cotangent (each rank's share) is all-reduced; a
+// value gathered for work that every rank repeats (invariant) gets the
+// rank's slice of its complete cotangent back.
+// SGD-LABEL: func.func @grad_step
+// SGD: glimmer.all_gather %{{.*}} on @mesh ["tp"] dim = 0 invariant : tensor<2xf32> -> tensor<4xf32>
+// SGD-DAG: glimmer.local_shard %{{.*}} on @mesh ["tp"] dim = 0 : tensor<4xf32> -> tensor<2xf32>
+// SGD-DAG: glimmer.all_reduce sum %{{.*}} on @mesh ["tp"] : tensor<4xf32>
+// SGD-LABEL: func.func @apply_step
+module {
+  glimmer.mesh @mesh = <["tp"=2]>
+  func.func @forward(%x: tensor<4xf32> {glimmer.param = "x"},
+                     %w: tensor<2xf32> {glimmer.param = "w", glimmer.sharded_dim = 0 : i64, glimmer.sharded_axes = ["tp"]}) -> tensor<f32> {
+    %g = glimmer.all_gather %w on @mesh ["tp"] dim = 0 invariant : tensor<2xf32> -> tensor<4xf32>
+    %xv = glimmer.pvary %x on @mesh ["tp"] : tensor<4xf32>
+    %p = glimmer.mul %xv, %g : tensor<4xf32>
+    %s = glimmer.reduce sum %p dims = [0] : tensor<4xf32> -> tensor<f32>
+    return %s : tensor<f32>
+  }
+}

@@ -851,15 +851,25 @@ def Glimmer_AllGatherOp : Glimmer_CollectiveOp<"all_gather", [DeclareOpInterface
     Ranks in the same group along `axes` (of `mesh`) contribute their tensor;
     every rank receives the concatenation along `dim`, in axis order.
 
+    The VJP depends on how the gathered value is used. By default its users
+    do per-rank work that differs across `axes` (CP's queries against the
+    gathered keys, an FSDP parameter used on each rank's batch, the input of
+    a column-parallel projection under sequence parallelism), so each rank's
+    cotangent is a share and the VJP is a sum `reduce_scatter`. With
+    `invariant` the users compute the same on every rank, the cotangent is
+    complete everywhere, and the VJP is each rank's slice (`local_shard`).
+
     ```mlir
     %kv = glimmer.all_gather %k on @mesh ["cp"] dim = 2
         : tensor<2x2x4x16xf32> -> tensor<2x2x8x16xf32>
+    %h = glimmer.all_gather %x on @mesh ["tp"] dim = 1 invariant
+        : tensor<8x32xf32> -> tensor<8x64xf32>
     ```
   }];
   let arguments = (ins Glimmer_Tensor:$input, FlatSymbolRefAttr:$mesh,
-                       StrArrayAttr:$axes, I64Attr:$dim);
+                       StrArrayAttr:$axes, I64Attr:$dim, UnitAttr:$invariant);
   let results = (outs Glimmer_Tensor:$output);
-  let assemblyFormat = "$input `on` $mesh $axes `dim` `=` $dim attr-dict `:` type($input) `->` type($output)";
+  let assemblyFormat = "$input `on` $mesh $axes `dim` `=` $dim (`invariant` $invariant^)? attr-dict `:` type($input) `->` type($output)";
 }
 
 def Glimmer_ReduceScatterOp : Glimmer_CollectiveOp<"reduce_scatter", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
@@ -887,6 +897,29 @@ def Glimmer_AllReduceOp : Glimmer_CollectiveOp<"all_reduce", [SameOperandsAndRes
                        FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes);
   let results = (outs Glimmer_NumericTensor:$output);
   let assemblyFormat = "$kind $input `on` $mesh $axes attr-dict `:` type($output)";
+}
+
+def Glimmer_PvaryOp : Glimmer_CollectiveOp<"pvary", [SameOperandsAndResultType, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
+  let summary = "A replicated value used by per-rank work that differs across axes";
+  let description = [{
+    Returns its operand unchanged. The partitioner puts it where a value that
+    is the same on every rank of `axes` feeds an op whose work is split over
+    them (the input of a column-parallel projection under tensor
+    parallelism): each rank's cotangent of the use is then only its share,
+    and the VJP sums the shares with a `glimmer.all_reduce` over `axes`. It
+    is the dual of `all_reduce` (identity forward, sum backward, where
+    all_reduce sums forward and is the identity backward), and it lowers to
+    nothing.
+
+    ```mlir
+    %xv = glimmer.pvary %x on @mesh ["tp"] : tensor<2x16x32xf32>
+    %h = glimmer.linear %xv, %w_local : tensor<2x16x32xf32>, tensor<32x32xf32> -> tensor<2x16x32xf32>
+    ```
+  }];
+  let arguments = (ins Glimmer_FloatTensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes);
+  let results = (outs Glimmer_FloatTensor:$output);
+  let assemblyFormat = "$input `on` $mesh $axes attr-dict `:` type($output)";
 }
 
 def Glimmer_AllToAllOp : Glimmer_CollectiveOp<"all_to_all"> {

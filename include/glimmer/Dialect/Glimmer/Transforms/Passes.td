@@ -478,6 +478,49 @@ def GlimmerSeedSharding : Pass<"glimmer-seed-sharding", "::mlir::ModuleOp"> {
   let dependentDialects = ["::glimmer::GlimmerDialect"];
 }
 
+def GlimmerPartition : Pass<"glimmer-partition", "::mlir::ModuleOp"> {
+  let summary = "Turns the propagated shardings into a per-rank program";
+  let description = [{
+    Phase 3 of the sharding engine, for tensor parallelism (`tp > 1`; with
+    `dp_*`, `cp`, `pp` or `sp` it reports that the combination is not
+    supported yet). Every value takes the local type of its propagated
+    sharding; each operand is brought to the sharding the op's rule expects
+    (from the op's factor axes) by one reshard: partial sums are
+    all-reduced, dimensions split differently are all-gathered, dimensions
+    the op needs split are cut locally (`local_shard`, whose VJP is the
+    all-gather). An operand replicated over axes that split the op's work
+    (the input of a column-parallel projection) gets a `glimmer.pvary`,
+    whose VJP sums the ranks' shares of its cotangent. Function results
+    leave complete and replicated. Sharded arguments become the rank's piece
+    (`glimmer.sharded_dim` / `glimmer.sharded_axes`, one split dimension per
+    argument), which the runtime cuts from the full weights.
+
+    Before (`tp=2`, after glimmer-propagate-sharding):
+    ```mlir
+    func.func @mlp(%x: tensor<8x32xf32>,
+                   %w1: tensor<64x32xf32> {glimmer.param = "w1", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {} ]>},
+                   %w2: tensor<32x64xf32> {glimmer.param = "w2", glimmer.sharding = #glimmer.sharding<@mesh, [{}, {"tp"} ]>}) -> tensor<8x32xf32> {
+      %h = glimmer.linear %x, %w1 {glimmer.shardings = [#glimmer.sharding<@mesh, [{}, {"tp"} ]>]} : ...
+      %y = glimmer.linear %h, %w2 {glimmer.shardings = [#glimmer.sharding<@mesh, [{}, {} ], partial = ["tp"]>]} : ...
+      return %y : tensor<8x32xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @mlp(%x: tensor<8x32xf32>,
+                   %w1: tensor<32x32xf32> {glimmer.param = "w1", glimmer.sharded_axes = ["tp"], glimmer.sharded_dim = 0 : i64},
+                   %w2: tensor<32x32xf32> {glimmer.param = "w2", glimmer.sharded_axes = ["tp"], glimmer.sharded_dim = 1 : i64}) -> tensor<8x32xf32> {
+      %0 = glimmer.pvary %x on @mesh ["tp"] : tensor<8x32xf32>
+      %h = glimmer.linear %0, %w1 : tensor<8x32xf32>, tensor<32x32xf32> -> tensor<8x32xf32>
+      %y = glimmer.linear %h, %w2 : tensor<8x32xf32>, tensor<32x32xf32> -> tensor<8x32xf32>
+      %1 = glimmer.all_reduce sum %y on @mesh ["tp"] : tensor<8x32xf32>
+      return %1 : tensor<8x32xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::glimmer::GlimmerDialect"];
+}
+
 def GlimmerPopulateShardingRules
     : Pass<"glimmer-populate-sharding-rules", "::mlir::func::FuncOp"> {
   let summary = "Attaches each op's sharding rule, for inspection and tests";
@@ -510,7 +553,10 @@ def GlimmerPropagateSharding
     `glimmer.param`/`glimmer.buffer` with a `glimmer.sharding` (the TP and
     FSDP plans), then the other arguments with one (the data inputs); each
     round runs to a fixed point before the next adds its seeds, so a
-    higher-priority sharding is never overridden by a lower one.
+    higher-priority sharding is never overridden by a lower one. Parameters
+    and buffers without a seed are open (a row-parallel weight gets its
+    split from the activations it multiplies); other arguments without one
+    (the data inputs, bound whole by the runtime) stay replicated.
 
     Through each op it uses only the op's sharding rule: the axes of an
     operand or result dimension are assigned to that dimension's factors

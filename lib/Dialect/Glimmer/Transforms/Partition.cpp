@@ -1,0 +1,433 @@
+//===- Partition.cpp - Annotated global view -> per-rank program ----------===//
+//
+// Phase 3 of the sharding engine: every value takes its rank-local type
+// from its propagated sharding, and each operand is brought to the sharding
+// the op's rule expects by one reshard(from, to), which picks the
+// collectives. A value replicated over axes that split the op's work is
+// marked with glimmer.pvary, whose VJP sums the ranks' shares of its
+// cotangent. Ops themselves are unchanged but for their local types (and
+// the attributes that hold sizes).
+//
+//===----------------------------------------------------------------------===//
+
+#include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+
+#include "ShardingFactors.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/StringExtras.h"
+
+namespace glimmer {
+#define GEN_PASS_DEF_GLIMMERPARTITION
+#include "glimmer/Dialect/Glimmer/Transforms/Passes.h.inc"
+} // namespace glimmer
+
+using namespace mlir;
+using namespace glimmer;
+using namespace glimmer::detail;
+
+namespace {
+
+/// How a value is distributed: axes per dimension, partial axes.
+struct Layout {
+  SmallVector<Axes> dims;
+  Axes partial;
+
+  static Layout replicated(unsigned rank) {
+    Layout l;
+    l.dims.resize(rank);
+    return l;
+  }
+  static Layout of(ShardingAttr s, unsigned rank) {
+    Layout l;
+    for (unsigned d = 0; d < rank; ++d)
+      l.dims.push_back(Axes(s.getDimAxes(d)));
+    l.partial = Axes(s.getPartialAxes());
+    return l;
+  }
+  bool operator==(const Layout &o) const {
+    return dims == o.dims && partial == o.partial;
+  }
+  bool uses(StringRef a) const {
+    return llvm::is_contained(partial, a) ||
+           llvm::any_of(dims, [&](const Axes &x) {
+             return llvm::is_contained(x, a);
+           });
+  }
+};
+
+class Partitioner {
+public:
+  Partitioner(func::FuncOp func, MeshAttr mesh, FlatSymbolRefAttr meshRef)
+      : func(func), mesh(mesh), meshRef(meshRef), b(func.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  RankedTensorType localType(RankedTensorType global, const Layout &l) {
+    SmallVector<int64_t> shape(global.getShape());
+    for (auto [d, axes] : llvm::enumerate(l.dims))
+      shape[d] /= axesSize(axes, mesh);
+    return RankedTensorType::get(shape, global.getElementType());
+  }
+  ArrayAttr axesAttr(ArrayRef<StringRef> axes) {
+    return b.getStrArrayAttr(axes);
+  }
+  const Layout &layoutOf(Value v) {
+    auto it = layouts.find(v);
+    if (it == layouts.end())
+      it = layouts
+               .insert({v, Layout::replicated(
+                               cast<RankedTensorType>(v.getType()).getRank())})
+               .first;
+    return it->second;
+  }
+  /// The propagated sharding of a value (replicated when it has none).
+  Layout propagated(Value v);
+
+  /// `v` (held as `from`, global type `global`) as `to`: partial sums are
+  /// all-reduced, split dimensions that `to` does not split alike are
+  /// all-gathered, and dimensions `to` splits are cut locally. `sharedWork`
+  /// are the axes that split the consumer's work: a gather over them feeds
+  /// per-rank work (its cotangents are shares, summed by the gather's VJP);
+  /// any other gather is `invariant` (its VJP takes the rank's slice).
+  Value reshard(Value v, const Layout &from, const Layout &to,
+                RankedTensorType global, Location loc,
+                ArrayRef<StringRef> sharedWork = {});
+  LogicalResult partition(Operation *op);
+
+  func::FuncOp func;
+  MeshAttr mesh;
+  FlatSymbolRefAttr meshRef;
+  OpBuilder b;
+  /// Global (unsharded) type of every value, and its layout in the
+  /// partitioned program.
+  DenseMap<Value, RankedTensorType> globalTypes;
+  DenseMap<Value, Layout> layouts;
+  /// Every op's rule, built before any type turns local (rules read
+  /// shapes).
+  DenseMap<Operation *, ShardingRule> rules;
+};
+
+Layout Partitioner::propagated(Value v) {
+  unsigned rank = cast<RankedTensorType>(v.getType()).getRank();
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (auto s = func.getArgAttrOfType<ShardingAttr>(arg.getArgNumber(),
+                                                     "glimmer.sharding"))
+      return Layout::of(s, rank);
+    return Layout::replicated(rank);
+  }
+  Operation *def = v.getDefiningOp();
+  if (auto c = dyn_cast<ShardingConstraintOp>(def))
+    return Layout::of(c.getSharding(), rank);
+  if (auto list = def->getAttrOfType<ArrayAttr>("glimmer.shardings"))
+    return Layout::of(
+        cast<ShardingAttr>(list[cast<OpResult>(v).getResultNumber()]), rank);
+  return Layout::replicated(rank);
+}
+
+Value Partitioner::reshard(Value v, const Layout &from, const Layout &to,
+                           RankedTensorType global, Location loc,
+                           ArrayRef<StringRef> sharedWork) {
+  if (from == to)
+    return v;
+  Layout cur = from;
+  if (!cur.partial.empty()) {
+    // Every operand layout the rules ask for is complete (no partial).
+    v = AllReduceOp::create(
+        b, loc, v.getType(),
+        ReductionKindAttr::get(b.getContext(), ReductionKind::Sum), v,
+        meshRef, axesAttr(cur.partial));
+    cur.partial.clear();
+  }
+  for (unsigned d = 0; d < cur.dims.size(); ++d) {
+    if (cur.dims[d].empty() || cur.dims[d] == to.dims[d])
+      continue;
+    Layout next = cur;
+    next.dims[d].clear();
+    bool shares = llvm::all_of(cur.dims[d], [&](StringRef a) {
+      return llvm::is_contained(sharedWork, a);
+    });
+    v = AllGatherOp::create(b, loc, localType(global, next), v, meshRef,
+                            axesAttr(cur.dims[d]), b.getI64IntegerAttr(d),
+                            shares ? UnitAttr() : b.getUnitAttr());
+    cur = next;
+  }
+  for (unsigned d = 0; d < cur.dims.size(); ++d) {
+    if (cur.dims[d] == to.dims[d])
+      continue;
+    Layout next = cur;
+    next.dims[d] = to.dims[d];
+    v = LocalShardOp::create(b, loc, localType(global, next), v, meshRef,
+                             axesAttr(to.dims[d]), b.getI64IntegerAttr(d));
+    cur = next;
+  }
+  return v;
+}
+
+LogicalResult Partitioner::partition(Operation *op) {
+  b.setInsertionPoint(op);
+  Location loc = op->getLoc();
+  if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+    // Results leave the function complete and replicated.
+    for (OpOperand &use : ret->getOpOperands()) {
+      Value v = use.get();
+      RankedTensorType global = globalTypes.lookup(v);
+      use.set(reshard(v, layoutOf(v), Layout::replicated(global.getRank()),
+                      global, loc));
+    }
+    return success();
+  }
+  auto it = rules.find(op);
+  if (it == rules.end())
+    return op->emitOpError()
+           << "has no sharding rule, so it cannot be partitioned";
+  const ShardingRule &rule = it->second;
+  unsigned numOperands = op->getNumOperands();
+
+  // The op's factor axes: its results' propagated shardings decide the
+  // factors they contain, its operands' the contractions.
+  SmallVector<Axes> factorAxes(rule.getFactors().size());
+  SmallVector<bool> decided(rule.getFactors().size(), false);
+  auto readFactors = [&](const Layout &l, const ShardingRule::TensorFactors &t) {
+    for (auto [d, fs] : llvm::enumerate(t)) {
+      std::optional<SmallVector<Axes>> split =
+          splitOverFactors(l.dims[d], fs, rule, mesh);
+      if (!split)
+        continue;
+      for (auto [k, f] : llvm::enumerate(fs)) {
+        if (decided[f] || (*split)[k].empty() ||
+            rule.getFactor(f).kind == FactorKind::NeedReplication)
+          continue;
+        bool clash = llvm::any_of((*split)[k], [&](StringRef a) {
+          return llvm::any_of(factorAxes, [&](const Axes &x) {
+            return llvm::is_contained(x, a);
+          });
+        });
+        if (clash)
+          continue;
+        factorAxes[f] = (*split)[k];
+        decided[f] = true;
+      }
+    }
+  };
+  for (unsigned r = 0; r < op->getNumResults(); ++r)
+    readFactors(propagated(op->getResult(r)), rule.getResults()[r]);
+  // Operands as they are held (their producers are partitioned already).
+  for (unsigned i = 0; i < numOperands; ++i)
+    readFactors(layoutOf(op->getOperand(i)), rule.getOperands()[i]);
+  Axes splitBy;
+  for (const Axes &axes : factorAxes)
+    splitBy.append(axes);
+
+  // Operands as the rule expects them.
+  for (unsigned i = 0; i < numOperands; ++i) {
+    Value v = op->getOperand(i);
+    RankedTensorType global = globalTypes.lookup(v);
+    Layout want;
+    want.dims = projectFactors(rule, rule.getOperands()[i], factorAxes, mesh);
+    const Layout &held = layoutOf(v);
+    Value local = reshard(v, held, want, global, loc, splitBy);
+    // Replicated over axes that split the op's work: each rank's cotangent
+    // of this use is a share of the whole. Axes the reshard gathered over
+    // are summed by the gather's VJP already (an all-reduced partial sum is
+    // not: its VJP passes the cotangent through).
+    auto gathered = [&](StringRef a) {
+      return llvm::any_of(held.dims, [&](const Axes &x) {
+        return llvm::is_contained(x, a);
+      });
+    };
+    Axes shares;
+    for (StringRef a : splitBy)
+      if (!want.uses(a) && !gathered(a))
+        shares.push_back(a);
+    if (!shares.empty() && isa<FloatType>(global.getElementType()))
+      local = PvaryOp::create(b, loc, local.getType(), local, meshRef,
+                              axesAttr(shares));
+    if (local != v)
+      op->setOperand(i, local);
+    globalTypes.try_emplace(local, global);
+  }
+
+  // Results: local types, and partial over the split contractions.
+  Axes partial;
+  for (auto [f, axes] : llvm::enumerate(factorAxes))
+    if (rule.getFactor(f).kind == FactorKind::Reduction)
+      partial.append(axes);
+  for (auto [r, result] : llvm::enumerate(op->getResults())) {
+    Layout l;
+    l.dims = projectFactors(rule, rule.getResults()[r], factorAxes, mesh);
+    l.partial = partial;
+    RankedTensorType global = cast<RankedTensorType>(result.getType());
+    globalTypes[result] = global;
+    result.setType(localType(global, l));
+    layouts[result] = l;
+  }
+
+  // A row-parallel projection's bias must be added once, after the sum of
+  // the ranks' partial products, not by every rank.
+  if (auto linear = dyn_cast<LinearOp>(op); linear && linear.getBias() &&
+                                               !partial.empty()) {
+    Value bias = linear.getBias();
+    linear.getBiasMutable().clear();
+    // Added to the complete sum, the bias is not a per-rank share.
+    if (auto share = bias.getDefiningOp<PvaryOp>()) {
+      bias = share.getInput();
+      if (share->use_empty())
+        share->erase();
+    }
+    Value y = linear.getResult();
+    Layout complete = layouts[y];
+    complete.partial.clear();
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : y.getUses())
+      uses.push_back(&use);
+    b.setInsertionPointAfter(linear);
+    Value sum = reshard(y, layouts[y], complete, globalTypes[y], loc);
+    auto type = cast<RankedTensorType>(sum.getType());
+    Value broadcast = BroadcastInDimOp::create(
+        b, loc, type, bias, b.getDenseI64ArrayAttr({type.getRank() - 1}));
+    Value out = AddOp::create(b, loc, sum, broadcast);
+    for (OpOperand *use : uses)
+      use->set(out);
+    for (Value v : {sum, broadcast, out}) {
+      globalTypes[v] = globalTypes[y];
+      layouts[v] = complete;
+    }
+    return success();
+  }
+
+  // Attributes that hold sizes of split dimensions.
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    SmallVector<int64_t> limit(slice.getLimit());
+    auto local = cast<RankedTensorType>(slice.getInput().getType());
+    for (auto [d, axes] : llvm::enumerate(layouts[slice.getResult()].dims))
+      if (!axes.empty())
+        limit[d] = local.getDimSize(d);
+    slice.setLimit(limit);
+  }
+  if (auto c = dyn_cast<ConstantOp>(op)) {
+    const Layout &l = layouts[c.getResult()];
+    if (!(l == Layout::replicated(l.dims.size()))) {
+      DenseElementsAttr value = cast<DenseElementsAttr>(c.getValue());
+      auto type = cast<RankedTensorType>(c.getResult().getType());
+      if (value.isSplat()) {
+        c.setValueAttr(DenseElementsAttr::get(
+            type, value.getSplatValue<Attribute>()));
+      } else {
+        // Keep the whole constant and cut this rank's piece.
+        RankedTensorType global = globalTypes.lookup(c.getResult());
+        c.getResult().setType(global);
+        SmallVector<OpOperand *> uses;
+        for (OpOperand &use : c.getResult().getUses())
+          uses.push_back(&use);
+        b.setInsertionPointAfter(c);
+        Value piece = reshard(c.getResult(), Layout::replicated(global.getRank()),
+                              l, global, loc);
+        for (OpOperand *use : uses)
+          use->set(piece);
+        globalTypes[piece] = global;
+        layouts[piece] = l;
+        layouts[c.getResult()] = Layout::replicated(global.getRank());
+      }
+    }
+  }
+  return success();
+}
+
+LogicalResult Partitioner::run() {
+  Block &body = func.getBody().front();
+  for (Operation &op : body)
+    if (auto iface = dyn_cast<ShardingRuleOpInterface>(op))
+      rules[&op] = iface.getShardingRule();
+  // Arguments: the rank's piece. The runtime cuts it from the full tensor
+  // along one dimension (glimmer.sharded_dim over glimmer.sharded_axes).
+  for (BlockArgument arg : body.getArguments()) {
+    auto global = cast<RankedTensorType>(arg.getType());
+    globalTypes[arg] = global;
+    Layout l = propagated(arg);
+    layouts[arg] = l;
+    SmallVector<unsigned> split;
+    for (auto [d, axes] : llvm::enumerate(l.dims))
+      if (!axes.empty())
+        split.push_back(d);
+    if (!l.partial.empty() || split.size() > 1)
+      return emitError(arg.getLoc())
+             << "argument #" << arg.getArgNumber()
+             << " is sharded on more than one dimension or partial; the "
+                "runtime holds one split dimension per argument";
+    if (split.empty())
+      continue;
+    if (func.getArgAttr(arg.getArgNumber(), "glimmer.sharded_dim"))
+      return emitError(arg.getLoc())
+             << "argument #" << arg.getArgNumber()
+             << " is already a per-rank piece (glimmer.sharded_dim)";
+    func.setArgAttr(arg.getArgNumber(), "glimmer.sharded_dim",
+                    b.getI64IntegerAttr(split[0]));
+    func.setArgAttr(arg.getArgNumber(), "glimmer.sharded_axes",
+                    axesAttr(l.dims[split[0]]));
+    arg.setType(localType(global, l));
+  }
+  SmallVector<Operation *> ops;
+  for (Operation &op : body)
+    ops.push_back(&op);
+  for (Operation *op : ops)
+    if (failed(partition(op)))
+      return failure();
+  // The program is per-rank now: the global-view annotations go.
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    func.removeArgAttr(i, "glimmer.sharding");
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    func.removeResultAttr(i, StringAttr::get(func.getContext(),
+                                             "glimmer.sharding"));
+  func.walk([](Operation *op) { op->removeAttr("glimmer.shardings"); });
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  func.setType(
+      b.getFunctionType(body.getArgumentTypes(), ret.getOperandTypes()));
+  return success();
+}
+
+struct PartitionPass
+    : public glimmer::impl::GlimmerPartitionBase<PartitionPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SpmdAttr spmd = requireRecordedSpmd(module, getArgument());
+    if (!spmd)
+      return signalPassFailure();
+    SpmdContext layout = spmd.getLayout();
+    if (layout.tp() == 1)
+      return;
+    if (layout.sp) {
+      module.emitError()
+          << "'" << getArgument()
+          << "': sequence parallelism (sp) is not supported by the "
+             "partitioner yet (tp alone is)";
+      return signalPassFailure();
+    }
+    for (MeshAxis axis : {MeshAxis::DpReplicate, MeshAxis::DpShard,
+                          MeshAxis::Cp, MeshAxis::Pp})
+      if (layout.degree(axis) != 1) {
+        module.emitError() << "'" << getArgument() << "': tp combined with '"
+                           << meshAxisName(axis)
+                           << "' is not supported by the partitioner yet "
+                              "(tp alone is)";
+        return signalPassFailure();
+      }
+    auto meshOp = module.lookupSymbol<MeshOp>("mesh");
+    if (!meshOp) {
+      module.emitError() << "'" << getArgument()
+                         << "' needs @mesh; run glimmer-materialize-mesh first";
+      return signalPassFailure();
+    }
+    auto meshRef = FlatSymbolRefAttr::get(&getContext(), "mesh");
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      if (failed(Partitioner(func, meshOp.getMesh(), meshRef).run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,117 @@
+// RUN: glimmer-opt %s -split-input-file -glimmer-propagate-sharding -glimmer-partition | FileCheck %s
+
+// Megatron's MLP: the column-parallel input is marked pvary (its VJP sums
+// the ranks' shares of dx), the split weights become the rank's pieces
+// (sharded_dim 0 and 1), the row-parallel product is all-reduced where a
+// replicated value is needed (the residual add), and no other collective
+// appears.
+// CHECK-LABEL: func.func @mlp_tensor_parallel
+// CHECK-SAME: %arg1: tensor<32x32xf32> {glimmer.param = "w1", glimmer.sharded_axes = ["tp"], glimmer.sharded_dim = 0 : i64}
+// CHECK-SAME: %arg2: tensor<32x32xf32> {glimmer.param = "w2", glimmer.sharded_axes = ["tp"], glimmer.sharded_dim = 1 : i64}
+// CHECK-SAME: -> tensor<8x32xf32>
+// CHECK-NOT: glimmer.sharding
+// CHECK: %[[X:.*]] = glimmer.pvary %arg0 on @mesh ["tp"] : tensor<8x32xf32>
+// CHECK: %[[H:.*]] = glimmer.linear %[[X]], %arg1 : tensor<8x32xf32>, tensor<32x32xf32> -> tensor<8x32xf32>
+// CHECK: %[[A:.*]] = glimmer.silu %[[H]] : tensor<8x32xf32>
+// CHECK: %[[Y:.*]] = glimmer.linear %[[A]], %arg2 : tensor<8x32xf32>, tensor<32x32xf32> -> tensor<8x32xf32>
+// CHECK: %[[S:.*]] = glimmer.all_reduce sum %[[Y]] on @mesh ["tp"] : tensor<8x32xf32>
+// CHECK: %[[Z:.*]] = glimmer.add %arg0, %[[S]] : tensor<8x32xf32>
+// CHECK-NOT: glimmer.all_gather
+// CHECK: return %[[Z]]
+module attributes {glimmer.spmd = #glimmer.spmd<"tp=2">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=2, "pp"=1]>
+  func.func @mlp_tensor_parallel(%x: tensor<8x32xf32>,
+      %w1: tensor<64x32xf32> {glimmer.param = "w1", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {}]>},
+      %w2: tensor<32x64xf32> {glimmer.param = "w2"}) -> tensor<8x32xf32> {
+    %h = glimmer.linear %x, %w1 : tensor<8x32xf32>, tensor<64x32xf32> -> tensor<8x64xf32>
+    %a = glimmer.silu %h : tensor<8x64xf32>
+    %y = glimmer.linear %a, %w2 : tensor<8x64xf32>, tensor<32x64xf32> -> tensor<8x32xf32>
+    %z = glimmer.add %x, %y : tensor<8x32xf32>
+    return %z : tensor<8x32xf32>
+  }
+}
+
+// -----
+
+// A row-parallel projection with a bias: every rank would add the bias to
+// its partial product, so the bias is taken off the GEMM and added once to
+// the all-reduced sum (not through pvary: it is not a per-rank share).
+// CHECK-LABEL: func.func @row_parallel_bias_added_once
+// CHECK: %[[Y:.*]] = glimmer.linear %{{.*}}, %arg2 : tensor<8x32xf32>, tensor<32x32xf32> -> tensor<8x32xf32>
+// CHECK-NEXT: %[[S:.*]] = glimmer.all_reduce sum %[[Y]] on @mesh ["tp"] : tensor<8x32xf32>
+// CHECK-NEXT: %[[B:.*]] = glimmer.broadcast_in_dim %arg3 dims = [1] : tensor<32xf32> -> tensor<8x32xf32>
+// CHECK-NEXT: %[[Z:.*]] = glimmer.add %[[S]], %[[B]] : tensor<8x32xf32>
+// CHECK-NEXT: return %[[Z]]
+module attributes {glimmer.spmd = #glimmer.spmd<"tp=2">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=2, "pp"=1]>
+  func.func @row_parallel_bias_added_once(%x: tensor<8x32xf32>,
+      %w1: tensor<64x32xf32> {glimmer.param = "w1", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {}]>},
+      %w2: tensor<32x64xf32> {glimmer.param = "w2"}, %b2: tensor<32xf32> {glimmer.param = "b2"}) -> tensor<8x32xf32> {
+    %h = glimmer.linear %x, %w1 : tensor<8x32xf32>, tensor<64x32xf32> -> tensor<8x64xf32>
+    %y = glimmer.linear %h, %w2, %b2 : tensor<8x64xf32>, tensor<32x64xf32>, tensor<32xf32> -> tensor<8x32xf32>
+    return %y : tensor<8x32xf32>
+  }
+}
+
+// -----
+
+// Heads through reshape/transpose to attention: local shapes follow the
+// split heads (2 of 4 per rank), no communication until the output
+// projection; a slice along an unsplit dimension keeps its bounds but
+// shrinks along the split one.
+// CHECK-LABEL: func.func @heads_local
+// CHECK: glimmer.reshape %{{.*}} : tensor<2x16x16xf32> -> tensor<2x16x2x8xf32>
+// CHECK: glimmer.slice %{{.*}} start = [0, 0, 0, 0] limit = [2, 16, 2, 4] stride = [1, 1, 1, 1] : tensor<2x16x2x8xf32> -> tensor<2x16x2x4xf32>
+// CHECK: glimmer.concat %{{.*}}, %{{.*}} dim = 3 : tensor<2x16x2x4xf32>, tensor<2x16x2x4xf32> -> tensor<2x16x2x8xf32>
+// CHECK: glimmer.attention %{{.*}}, %{{.*}}, %{{.*}} scale = {{.*}} : tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32> -> tensor<2x2x16x8xf32>, tensor<2x2x16xf32>
+// CHECK: glimmer.reshape %{{.*}} : tensor<2x16x2x8xf32> -> tensor<2x16x16xf32>
+// CHECK: glimmer.all_reduce sum
+module attributes {glimmer.spmd = #glimmer.spmd<"tp=2">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=2, "pp"=1]>
+  func.func @heads_local(%x: tensor<2x16x32xf32>,
+      %wq: tensor<32x32xf32> {glimmer.param = "wq", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {}]>},
+      %wo: tensor<32x32xf32> {glimmer.param = "wo"}) -> tensor<2x16x32xf32> {
+    %q0 = glimmer.linear %x, %wq : tensor<2x16x32xf32>, tensor<32x32xf32> -> tensor<2x16x32xf32>
+    %q1 = glimmer.reshape %q0 : tensor<2x16x32xf32> -> tensor<2x16x4x8xf32>
+    %lo = glimmer.slice %q1 start = [0, 0, 0, 0] limit = [2, 16, 4, 4] stride = [1, 1, 1, 1] : tensor<2x16x4x8xf32> -> tensor<2x16x4x4xf32>
+    %hi = glimmer.slice %q1 start = [0, 0, 0, 4] limit = [2, 16, 4, 8] stride = [1, 1, 1, 1] : tensor<2x16x4x8xf32> -> tensor<2x16x4x4xf32>
+    %q2 = glimmer.concat %hi, %lo dim = 3 : tensor<2x16x4x4xf32>, tensor<2x16x4x4xf32> -> tensor<2x16x4x8xf32>
+    %q = glimmer.transpose %q2 permutation = [0, 2, 1, 3] : tensor<2x16x4x8xf32> -> tensor<2x4x16x8xf32>
+    %o, %lse = glimmer.attention %q, %q, %q scale = 0.35 : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32> -> tensor<2x4x16x8xf32>, tensor<2x4x16xf32>
+    %o1 = glimmer.transpose %o permutation = [0, 2, 1, 3] : tensor<2x4x16x8xf32> -> tensor<2x16x4x8xf32>
+    %o2 = glimmer.reshape %o1 : tensor<2x16x4x8xf32> -> tensor<2x16x32xf32>
+    %y = glimmer.linear %o2, %wo : tensor<2x16x32xf32>, tensor<32x32xf32> -> tensor<2x16x32xf32>
+    return %y : tensor<2x16x32xf32>
+  }
+}
+
+// -----
+
+// A split value that an op needs whole (softmax over the split features) is
+// all-gathered first; a replicated operand of an elementwise op whose other
+// operand is split is cut to the rank's slice (local_shard, whose VJP is the
+// all-gather), and a split constant that is a splat is rebuilt at the local
+// shape.
+// CHECK-LABEL: func.func @reshard_cases
+// CHECK: %[[H:.*]] = glimmer.linear %{{.*}}, %arg1 : tensor<8x32xf32>, tensor<32x32xf32> -> tensor<8x32xf32>
+// CHECK: %[[C:.*]] = glimmer.constant dense<2.000000e+00> : tensor<8x32xf32>
+// CHECK: glimmer.mul
+// CHECK: %[[L:.*]] = glimmer.local_shard %arg2 on @mesh ["tp"] dim = 1 : tensor<8x64xf32> -> tensor<8x32xf32>
+// CHECK: glimmer.add
+// The softmax computes the same on every rank, so its gather is invariant
+// (the VJP takes the rank's slice of the complete cotangent).
+// CHECK: %[[G:.*]] = glimmer.all_gather %{{.*}} on @mesh ["tp"] dim = 1 invariant : tensor<8x32xf32> -> tensor<8x64xf32>
+// CHECK: glimmer.softmax %[[G]] dim = 1 : tensor<8x64xf32>
+module attributes {glimmer.spmd = #glimmer.spmd<"tp=2">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=2, "pp"=1]>
+  func.func @reshard_cases(%x: tensor<8x32xf32>,
+      %w1: tensor<64x32xf32> {glimmer.param = "w1", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {}]>},
+      %r: tensor<8x64xf32>) -> tensor<8x64xf32> {
+    %h = glimmer.linear %x, %w1 : tensor<8x32xf32>, tensor<64x32xf32> -> tensor<8x64xf32>
+    %c = glimmer.constant dense<2.0> : tensor<8x64xf32>
+    %m = glimmer.mul %h, %c : tensor<8x64xf32>
+    %a = glimmer.add %m, %r : tensor<8x64xf32>
+    %s = glimmer.softmax %a dim = 1 : tensor<8x64xf32>
+    return %s : tensor<8x64xf32>
+  }
+}
