@@ -397,3 +397,32 @@ ShardingRule CpPermuteOp::getShardingRule() {
 ShardingRule CpUnpermuteOp::getShardingRule() {
   return permuteRule(*this, getDim());
 }
+
+//===----------------------------------------------------------------------===//
+// Collectives (over other axes than the ones being partitioned)
+//===----------------------------------------------------------------------===//
+
+/// A collective along `dimension`: the other dimensions pass through; the
+/// collective's own dimension changes size, so operand and result each
+/// need theirs whole.
+static ShardingRule alongDimRule(Operation *op, int64_t dimension) {
+  ShardingRule rule;
+  TensorFactors in = tensor(rule, shapeOf(op->getOperand(0)), kPass,
+                            {{dimension, kReplicate}});
+  TensorFactors out = in;
+  out[dimension] =
+      dim(rule, shapeOf(op->getResult(0))[dimension], kReplicate);
+  rule.addOperand(in);
+  rule.addResult(out);
+  return rule;
+}
+
+ShardingRule AllGatherOp::getShardingRule() {
+  return alongDimRule(*this, getDim());
+}
+ShardingRule ReduceScatterOp::getShardingRule() {
+  return alongDimRule(*this, getDim());
+}
+ShardingRule LocalShardOp::getShardingRule() {
+  return alongDimRule(*this, getDim());
+}

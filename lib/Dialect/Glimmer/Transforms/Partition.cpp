@@ -402,18 +402,15 @@ struct PartitionPass
       module.emitError()
           << "'" << getArgument()
           << "': sequence parallelism (sp) is not supported by the "
-             "partitioner yet (tp alone is)";
+             "partitioner yet";
       return signalPassFailure();
     }
-    for (MeshAxis axis : {MeshAxis::DpReplicate, MeshAxis::DpShard,
-                          MeshAxis::Cp, MeshAxis::Pp})
-      if (layout.degree(axis) != 1) {
-        module.emitError() << "'" << getArgument() << "': tp combined with '"
-                           << meshAxisName(axis)
-                           << "' is not supported by the partitioner yet "
-                              "(tp alone is)";
-        return signalPassFailure();
-      }
+    if (layout.pp() != 1) {
+      module.emitError() << "'" << getArgument()
+                         << "': the 'pp' axis is not supported by the "
+                            "partitioner yet";
+      return signalPassFailure();
+    }
     auto meshOp = module.lookupSymbol<MeshOp>("mesh");
     if (!meshOp) {
       module.emitError() << "'" << getArgument()

@@ -650,19 +650,16 @@ struct PartitionTokensPass
       module.emitError() << "'" << getArgument()
                          << "': the 'pp' axis is not supported by the "
                             "partitioner yet (dp_replicate, dp_shard, cp and "
-                            "tp alone are)";
+                            "tp are)";
       return signalPassFailure();
     }
     int64_t dp = layout.dpReplicate() * layout.dpShard();
     if (layout.cp() == 1 && dp == 1)
       return;
-    if (layout.tp() != 1) {
-      // Tensor parallelism runs on the sharding engine (glimmer-partition),
-      // which does not take the batch and sequence splits over yet.
+    if (layout.sp) {
       module.emitError() << "'" << getArgument()
-                         << "': tp combined with dp_replicate, dp_shard or "
-                            "cp is not supported by the partitioner yet "
-                            "(each alone is)";
+                         << "': sequence parallelism (sp) is not supported by "
+                            "the partitioner yet";
       return signalPassFailure();
     }
     auto meshOp = module.lookupSymbol<MeshOp>("mesh");

@@ -271,3 +271,24 @@ func.func @rule_cp_permute(%x: tensor<2x16xi64>) -> tensor<2x16xi64> {
   %0 = glimmer.cp_permute %x dim = 1 cp = 2 balancer = head_tail : tensor<2x16xi64>
   return %0 : tensor<2x16xi64>
 }
+
+// -----
+
+// Collectives over other axes (a program already split over cp): the
+// dimensions other than the collective's pass through, so tensor
+// parallelism can be added on top; the collective's own dimension changes
+// size and is needed whole on both sides. all_reduce and pvary are
+// elementwise.
+// CHECK-LABEL: func.func @rule_collectives
+// CHECK: glimmer.all_gather {{.*}}glimmer.sharding_rule = "([i, j, k, l]) -> ([i, j, m, l]) {i=2, j=4, k=4, l=8, m=8} need_replication={k, m}"
+// CHECK: glimmer.local_shard {{.*}}glimmer.sharding_rule = "([i, j, k, l]) -> ([i, j, m, l]) {i=2, j=4, k=8, l=8, m=4} need_replication={k, m}"
+// CHECK: glimmer.all_reduce {{.*}}glimmer.sharding_rule = "([i, j, k, l]) -> ([i, j, k, l]) {i=2, j=4, k=4, l=8}"
+module {
+  glimmer.mesh @mesh = <["cp"=2, "tp"=2]>
+  func.func @rule_collectives(%k: tensor<2x4x4x8xf32>) -> tensor<2x4x4x8xf32> {
+    %0 = glimmer.all_gather %k on @mesh ["cp"] dim = 2 : tensor<2x4x4x8xf32> -> tensor<2x4x8x8xf32>
+    %1 = glimmer.local_shard %0 on @mesh ["cp"] dim = 2 : tensor<2x4x8x8xf32> -> tensor<2x4x4x8xf32>
+    %2 = glimmer.all_reduce sum %1 on @mesh ["cp"] : tensor<2x4x4x8xf32>
+    return %2 : tensor<2x4x4x8xf32>
+  }
+}

@@ -38,8 +38,10 @@ def Glimmer_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
     and result dimensions, each pass-through, reduction (results become
     partial sums when it is sharded) or need-replication. Sharding
     propagation reads only this, so every op of the global-view program has
-    one; ops that exist only after partitioning or differentiation
-    (collectives, `*_grad` ops) have none.
+    one, and so do the collectives, so that a program already partitioned
+    along some axes (batch and sequence) can be partitioned along others
+    (tensor parallelism); the `*_grad` ops, which exist only after
+    differentiation, have none.
   }];
   let methods = [
     InterfaceMethod<[{

@@ -845,7 +845,7 @@ class Glimmer_CollectiveOp<string mnemonic, list<Trait> traits = []>
   let hasVerifier = 1;
 }
 
-def Glimmer_AllGatherOp : Glimmer_CollectiveOp<"all_gather", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
+def Glimmer_AllGatherOp : Glimmer_CollectiveOp<"all_gather", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
   let summary = "Concatenates the ranks' tensors along a dimension";
   let description = [{
     Ranks in the same group along `axes` (of `mesh`) contribute their tensor;
@@ -872,7 +872,7 @@ def Glimmer_AllGatherOp : Glimmer_CollectiveOp<"all_gather", [DeclareOpInterface
   let assemblyFormat = "$input `on` $mesh $axes `dim` `=` $dim (`invariant` $invariant^)? attr-dict `:` type($input) `->` type($output)";
 }
 
-def Glimmer_ReduceScatterOp : Glimmer_CollectiveOp<"reduce_scatter", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
+def Glimmer_ReduceScatterOp : Glimmer_CollectiveOp<"reduce_scatter", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
   let summary = "Reduces across ranks and keeps one slice";
   let description = [{
     ```mlir
@@ -886,7 +886,7 @@ def Glimmer_ReduceScatterOp : Glimmer_CollectiveOp<"reduce_scatter", [DeclareOpI
   let assemblyFormat = "$kind $input `on` $mesh $axes `dim` `=` $dim attr-dict `:` type($input) `->` type($output)";
 }
 
-def Glimmer_AllReduceOp : Glimmer_CollectiveOp<"all_reduce", [SameOperandsAndResultType, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
+def Glimmer_AllReduceOp : Glimmer_CollectiveOp<"all_reduce", [Glimmer_ShardingRuleOpInterface, SameOperandsAndResultType, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
   let summary = "Reduces across ranks; every rank receives the result";
   let description = [{
     ```mlir
@@ -899,7 +899,7 @@ def Glimmer_AllReduceOp : Glimmer_CollectiveOp<"all_reduce", [SameOperandsAndRes
   let assemblyFormat = "$kind $input `on` $mesh $axes attr-dict `:` type($output)";
 }
 
-def Glimmer_PvaryOp : Glimmer_CollectiveOp<"pvary", [SameOperandsAndResultType, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
+def Glimmer_PvaryOp : Glimmer_CollectiveOp<"pvary", [Glimmer_ShardingRuleOpInterface, SameOperandsAndResultType, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
   let summary = "A replicated value used by per-rank work that differs across axes";
   let description = [{
     Returns its operand unchanged. The partitioner puts it where a value that
@@ -940,7 +940,7 @@ def Glimmer_AllToAllOp : Glimmer_CollectiveOp<"all_to_all"> {
   let assemblyFormat = "$input `on` $mesh $axes `split_dim` `=` $split_dim `concat_dim` `=` $concat_dim attr-dict `:` type($input) `->` type($output)";
 }
 
-def Glimmer_LocalShardOp : Glimmer_CollectiveOp<"local_shard", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
+def Glimmer_LocalShardOp : Glimmer_CollectiveOp<"local_shard", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
   let summary = "This rank's slice of a replicated tensor (no communication)";
   let description = [{
     Every member of the group along `axes` holds the same tensor; each keeps

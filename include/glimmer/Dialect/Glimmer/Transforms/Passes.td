@@ -481,9 +481,11 @@ def GlimmerSeedSharding : Pass<"glimmer-seed-sharding", "::mlir::ModuleOp"> {
 def GlimmerPartition : Pass<"glimmer-partition", "::mlir::ModuleOp"> {
   let summary = "Turns the propagated shardings into a per-rank program";
   let description = [{
-    Phase 3 of the sharding engine, for tensor parallelism (`tp > 1`; with
-    `dp_*`, `cp`, `pp` or `sp` it reports that the combination is not
-    supported yet). Every value takes the local type of its propagated
+    Phase 3 of the sharding engine, for tensor parallelism (`tp > 1`; `pp`
+    and `sp` are reported as not supported yet). With data or context
+    parallelism it runs on the program glimmer-partition-tokens has already
+    made batch- and sequence-local (collectives have sharding rules too).
+    Every value takes the local type of its propagated
     sharding; each operand is brought to the sharding the op's rule expects
     (from the op's factor axes) by one reshard: partial sums are
     all-reduced, dimensions split differently are all-gathered, dimensions
