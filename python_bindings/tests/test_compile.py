@@ -265,10 +265,10 @@ def test_tensor_parallel_trains_like_the_unsharded_program():
 
 
 def test_unsupported_layout_is_a_compile_error():
-    with glimmer.SpmdContext(tp=2, sp=True):
+    with glimmer.SpmdContext(tp=2, pp=2):
         with pytest.raises(glimmer.CompileError,
-                           match=r"sequence parallelism \(sp\) is not "
-                                 "supported by the partitioner yet"):
+                           match="the 'pp' axis is not supported by the "
+                                 "partitioner yet"):
             glimmer.compile(MODEL, BATCH)
 
 

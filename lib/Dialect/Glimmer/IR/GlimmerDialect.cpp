@@ -32,6 +32,14 @@ LogicalResult GlimmerDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a #glimmer.spmd attribute";
     return success();
   }
+  if (attr.getName() == "glimmer.sequence_parallel") {
+    // A constraint the sequence-parallel plan made (propagated after the
+    // TP plan, before the data inputs).
+    if (!isa<ShardingConstraintOp>(op) || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'glimmer.sequence_parallel' is a unit "
+                                "attribute of glimmer.sharding_constraint";
+    return success();
+  }
   if (attr.getName() == "glimmer.sharding_rule") {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitError() << "'glimmer.sharding_rule' must be a string";

@@ -133,6 +133,24 @@ Value Partitioner::reshard(Value v, const Layout &from, const Layout &to,
   if (from == to)
     return v;
   Layout cur = from;
+  // Partial over A to split over A along one dimension (the sum after a
+  // row-parallel projection, kept sequence-split under sp): one
+  // reduce-scatter instead of an all-reduce and a slice.
+  if (!cur.partial.empty() && to.partial.empty()) {
+    for (unsigned d = 0; d < cur.dims.size(); ++d) {
+      if (!cur.dims[d].empty() || to.dims[d] != cur.partial)
+        continue;
+      Layout next = cur;
+      next.partial.clear();
+      next.dims[d] = to.dims[d];
+      if (!(next == to))
+        continue;
+      return ReduceScatterOp::create(
+          b, loc, localType(global, next),
+          ReductionKindAttr::get(b.getContext(), ReductionKind::Sum), v,
+          meshRef, axesAttr(cur.partial), b.getI64IntegerAttr(d));
+    }
+  }
   if (!cur.partial.empty()) {
     // Every operand layout the rules ask for is complete (no partial).
     v = AllReduceOp::create(
@@ -217,6 +235,25 @@ LogicalResult Partitioner::partition(Operation *op) {
   // Operands as they are held (their producers are partitioned already).
   for (unsigned i = 0; i < numOperands; ++i)
     readFactors(layoutOf(op->getOperand(i)), rule.getOperands()[i]);
+  // A factor split where some value of the op cannot show it (a minor
+  // factor of a dimension whose major factor is not split completely, as
+  // when a sequence split meets the merge of batch and sequence) is not
+  // split at all: every value must agree on the op's factors.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (unsigned t = 0; t < rule.getNumTensors(); ++t)
+      for (const ShardingRule::DimFactors &fs : rule.getTensor(t)) {
+        bool blocked = false;
+        for (unsigned f : fs) {
+          if (blocked && !factorAxes[f].empty()) {
+            factorAxes[f].clear();
+            changed = true;
+          }
+          if (axesSize(factorAxes[f], mesh) != rule.getFactor(f).size)
+            blocked = true;
+        }
+      }
+  }
   Axes splitBy;
   for (const Axes &axes : factorAxes)
     splitBy.append(axes);
@@ -398,13 +435,6 @@ struct PartitionPass
     SpmdContext layout = spmd.getLayout();
     if (layout.tp() == 1)
       return;
-    if (layout.sp) {
-      module.emitError()
-          << "'" << getArgument()
-          << "': sequence parallelism (sp) is not supported by the "
-             "partitioner yet";
-      return signalPassFailure();
-    }
     if (layout.pp() != 1) {
       module.emitError() << "'" << getArgument()
                          << "': the 'pp' axis is not supported by the "

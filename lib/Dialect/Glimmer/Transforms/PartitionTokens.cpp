@@ -656,12 +656,7 @@ struct PartitionTokensPass
     int64_t dp = layout.dpReplicate() * layout.dpShard();
     if (layout.cp() == 1 && dp == 1)
       return;
-    if (layout.sp) {
-      module.emitError() << "'" << getArgument()
-                         << "': sequence parallelism (sp) is not supported by "
-                            "the partitioner yet";
-      return signalPassFailure();
-    }
+
     auto meshOp = module.lookupSymbol<MeshOp>("mesh");
     if (!meshOp) {
       module.emitError() << "'" << getArgument()

@@ -292,7 +292,9 @@ struct PropagateShardingPass
       SmallVector<Operation *> ops;
       func.walk([&](Operation *op) { ops.push_back(op); });
 
-      // Seeds by priority: constraints, the parameter plan, data inputs.
+      // Seeds by priority: the user's constraints, the parameter plan,
+      // the sequence-parallel constraints (so the residual stream's split
+      // never overrides the plan inside a block), data inputs.
       auto isParam = [&](unsigned i) {
         return func.getArgAttr(i, "glimmer.param") ||
                func.getArgAttr(i, "glimmer.buffer");
@@ -300,21 +302,35 @@ struct PropagateShardingPass
       for (unsigned i = 0; i < func.getNumArguments(); ++i)
         if (!isParam(i) && !func.getArgAttr(i, "glimmer.sharding"))
           prop.pinReplicated(func.getArgument(i));
-      for (Operation *op : ops)
-        if (auto c = dyn_cast<ShardingConstraintOp>(op))
-          if (failed(prop.seed(c.getOutput(), c.getSharding(), c.getLoc())))
-            return signalPassFailure();
-      prop.run(ops);
-      for (bool params : {true, false}) {
-        prop.nextRound();
+      auto seedConstraints = [&](bool sequenceParallel) {
+        for (Operation *op : ops)
+          if (auto c = dyn_cast<ShardingConstraintOp>(op))
+            if (bool(c->getAttr("glimmer.sequence_parallel")) ==
+                    sequenceParallel &&
+                failed(prop.seed(c.getOutput(), c.getSharding(), c.getLoc())))
+              return failure();
+        return success();
+      };
+      auto seedArguments = [&](bool params) {
         for (unsigned i = 0; i < func.getNumArguments(); ++i) {
           auto s = func.getArgAttrOfType<ShardingAttr>(i, "glimmer.sharding");
           if (!s || isParam(i) != params)
             continue;
           if (failed(prop.seed(func.getArgument(i), s,
                                func.getArgument(i).getLoc())))
-            return signalPassFailure();
+            return failure();
         }
+        return success();
+      };
+      for (unsigned round = 0; round < 4; ++round) {
+        if (round > 0)
+          prop.nextRound();
+        LogicalResult seeded = round == 0   ? seedConstraints(false)
+                               : round == 1 ? seedArguments(true)
+                               : round == 2 ? seedConstraints(true)
+                                            : seedArguments(false);
+        if (failed(seeded))
+          return signalPassFailure();
         prop.run(ops);
       }
 

@@ -47,6 +47,14 @@ struct Projection {
   StringRef name;
 };
 
+/// Ops through which a projection's output keeps its meaning (its features):
+/// shape changes and elementwise work.
+bool isTransparent(Operation *op) {
+  return op->hasTrait<OpTrait::Elementwise>() ||
+         isa<ReshapeOp, TransposeOp, SliceOp, BroadcastInDimOp, ConcatOp,
+             ConvertOp, RopeOp, SelectOp>(op);
+}
+
 /// Why the default plan makes a projection column-parallel.
 struct Reach {
   enum Kind { None, Attention, Projection } kind = None;
@@ -100,7 +108,7 @@ public:
           found.kind = Reach::Projection;
           continue;
         }
-        if (!transparent(user))
+        if (!isTransparent(user))
           continue;
         // Mixing in another value is fine when it comes from the same
         // projections (RoPE's halves, gate * up) or from none at all
@@ -132,12 +140,6 @@ public:
   }
 
 private:
-  static bool transparent(Operation *op) {
-    return op->hasTrait<OpTrait::Elementwise>() ||
-           isa<ReshapeOp, TransposeOp, SliceOp, BroadcastInDimOp, ConcatOp,
-               ConvertOp, RopeOp, SelectOp>(op);
-  }
-
   DenseMap<Value, SmallVector<Operation *>> sources;
 };
 
@@ -198,12 +200,99 @@ struct SeedShardingPass
   /// The plan's patterns, at stable addresses.
   std::deque<std::string> patterns;
 
+  /// Sequence parallelism: the residual stream between blocks is split
+  /// along the sequence over tp, and the inputs of the column-parallel
+  /// projections are whole. The residual stream is found from the plan,
+  /// not from norm ops (models often spell their norms out): it is the
+  /// result of the add that takes the output of a row-parallel projection,
+  /// the first projection that a column-parallel one's output reaches
+  /// (through attention and elementwise work). Propagation then splits the
+  /// norms and residual adds, and the partitioner turns the all-reduce after
+  /// a row-parallel projection into a reduce-scatter and puts an all-gather
+  /// before a column-parallel one. The constraints are marked
+  /// glimmer.sequence_parallel: propagation ranks them below the TP plan.
+  void seedSequenceParallel(func::FuncOp func,
+                            const DenseSet<Operation *> &columnParallel,
+                            int64_t tp, FlatSymbolRefAttr mesh) {
+    MLIRContext *ctx = func.getContext();
+    OpBuilder b(ctx);
+    auto splitAlong = [&](RankedTensorType type, int64_t seq) {
+      SmallVector<Attribute> dims;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        dims.push_back(d == seq
+                           ? ArrayAttr::get(ctx, {StringAttr::get(ctx, "tp")})
+                           : ArrayAttr::get(ctx, {}));
+      return ShardingAttr::get(ctx, mesh, ArrayAttr::get(ctx, dims),
+                               ArrayAttr::get(ctx, {}));
+    };
+    auto constrain = [&](Value v, ShardingAttr s, Location loc) {
+      auto c = ShardingConstraintOp::create(b, loc, v, s);
+      c->setAttr("glimmer.sequence_parallel", b.getUnitAttr());
+      return c;
+    };
+    // Row-parallel partners of the column-parallel projections.
+    llvm::SetVector<Operation *> rowParallel;
+    for (Operation *col : columnParallel) {
+      SmallVector<Value> work = {col->getResult(0)};
+      DenseSet<Value> seen;
+      while (!work.empty()) {
+        Value v = work.pop_back_val();
+        if (!seen.insert(v).second)
+          continue;
+        for (Operation *user : v.getUsers()) {
+          if (auto linear = dyn_cast<LinearOp>(user)) {
+            if (linear.getInput() == v && !columnParallel.contains(user))
+              rowParallel.insert(user);
+            continue;
+          }
+          if (isTransparent(user) || isa<AttentionOp>(user))
+            for (Value r : user->getResults())
+              work.push_back(r);
+        }
+      }
+    }
+    // The residual stream, split along the sequence.
+    for (Operation *row : rowParallel)
+      for (Operation *user :
+           llvm::make_early_inc_range(row->getResult(0).getUsers())) {
+        auto add = dyn_cast<AddOp>(user);
+        if (!add)
+          continue;
+        auto type = cast<RankedTensorType>(add.getType());
+        int64_t seq = type.getRank() - 2; // [..., T, D]
+        if (seq < 0 || type.getDimSize(seq) % tp != 0)
+          continue;
+        b.setInsertionPointAfter(add);
+        auto split = constrain(add.getResult(), splitAlong(type, seq),
+                               add.getLoc());
+        add.getResult().replaceAllUsesExcept(split, split);
+      }
+    // Column-parallel inputs, whole (one constraint per input value).
+    DenseMap<Value, Value> whole;
+    for (Operation *col : columnParallel) {
+      auto linear = cast<LinearOp>(col);
+      Value x = linear.getInput();
+      auto it = whole.find(x);
+      if (it == whole.end()) {
+        if (Operation *def = x.getDefiningOp())
+          b.setInsertionPointAfter(def);
+        else
+          b.setInsertionPointToStart(&func.getBody().front());
+        auto type = cast<RankedTensorType>(x.getType());
+        it = whole.insert({x, constrain(x, splitAlong(type, -1), linear.getLoc())})
+                 .first;
+      }
+      linear.getInputMutable().assign(it->second);
+    }
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SpmdAttr spmd = requireRecordedSpmd(module, getArgument());
     if (!spmd)
       return signalPassFailure();
-    int64_t tp = spmd.getLayout().tp();
+    SpmdContext layout = spmd.getLayout();
+    int64_t tp = layout.tp();
     if (tp == 1)
       return;
     if (!module.lookupSymbol<MeshOp>("mesh")) {
@@ -240,6 +329,7 @@ struct SeedShardingPass
           projections.push_back({op, weight, name.getValue()});
       });
       DefaultPlan derived(func);
+      DenseSet<Operation *> columnParallel;
       for (Projection &p : projections) {
         std::optional<Style> style;
         Reach reach;
@@ -291,6 +381,8 @@ struct SeedShardingPass
               << " (or replicate it with --tp-plan)";
           return signalPassFailure();
         }
+        if (*style == Style::Colwise)
+          columnParallel.insert(p.op);
         // An annotation already on the weight (a user's) is kept.
         unsigned arg = p.weight.getArgNumber();
         if (func.getArgAttr(arg, "glimmer.sharding"))
@@ -305,6 +397,8 @@ struct SeedShardingPass
             func.setArgAttr(b.getArgNumber(), "glimmer.sharding",
                             sharding({true}));
       }
+      if (layout.sp)
+        seedSequenceParallel(func, columnParallel, tp, mesh);
     }
     for (const PlanEntry &e : plan)
       if (!e.used) {

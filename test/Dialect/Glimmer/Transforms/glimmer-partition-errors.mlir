@@ -1,13 +1,7 @@
 // RUN: glimmer-opt %s -split-input-file -glimmer-partition -verify-diagnostics
 
-// Sequence parallelism is not partitioned yet: refused rather than run
+// Pipeline parallelism is not partitioned yet: refused rather than run
 // without it.
-// expected-error @+1 {{'glimmer-partition': sequence parallelism (sp) is not supported by the partitioner yet}}
-module attributes {glimmer.spmd = #glimmer.spmd<"tp=2,sp">} {
-}
-
-// -----
-
 // expected-error @+1 {{'glimmer-partition': the 'pp' axis is not supported by the partitioner yet}}
 module attributes {glimmer.spmd = #glimmer.spmd<"tp=2,pp=2">} {
 }

@@ -65,14 +65,8 @@ module attributes {glimmer.spmd = #glimmer.spmd<"dp_replicate=2,dp_shard=2,cp=2"
 
 // -----
 
-// Sequence and pipeline parallelism are not partitioned yet: refused rather
-// than run replicated.
-// expected-error @+1 {{'glimmer-partition-tokens': sequence parallelism (sp) is not supported by the partitioner yet}}
-module attributes {glimmer.spmd = #glimmer.spmd<"dp_shard=2,tp=2,sp">} {
-}
-
-// -----
-
+// Pipeline parallelism is not partitioned yet: refused rather than run
+// replicated.
 // expected-error @+1 {{'glimmer-partition-tokens': the 'pp' axis is not supported by the partitioner yet (dp_replicate, dp_shard, cp and tp are)}}
 module attributes {glimmer.spmd = #glimmer.spmd<"pp=2">} {
 }

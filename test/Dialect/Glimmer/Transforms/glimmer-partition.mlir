@@ -115,3 +115,35 @@ module attributes {glimmer.spmd = #glimmer.spmd<"tp=2">} {
     return %s : tensor<8x64xf32>
   }
 }
+
+// -----
+
+// Sequence parallelism (the constraints glimmer-seed-sharding writes): the
+// residual stream is split along the sequence. The column-parallel input is
+// all-gathered (a plain gather: the projection's work is split over tp, so
+// the VJP's reduce-scatter sums the ranks' shares, and no pvary is needed),
+// and the row-parallel sum goes straight to the sequence split with a
+// reduce-scatter.
+// CHECK-LABEL: func.func @sequence_parallel_mlp
+// CHECK: %[[X:.*]] = glimmer.local_shard %arg0 on @mesh ["tp"] dim = 1 : tensor<2x16x32xf32> -> tensor<2x8x32xf32>
+// CHECK: %[[G:.*]] = glimmer.all_gather %{{.*}} on @mesh ["tp"] dim = 1 : tensor<2x8x32xf32> -> tensor<2x16x32xf32>
+// CHECK-NOT: glimmer.pvary
+// CHECK: %[[H:.*]] = glimmer.linear %[[G]], %arg1
+// CHECK: %[[Y:.*]] = glimmer.linear %{{.*}}, %arg2 : tensor<2x16x32xf32>, tensor<32x32xf32> -> tensor<2x16x32xf32>
+// CHECK: %[[RS:.*]] = glimmer.reduce_scatter sum %[[Y]] on @mesh ["tp"] dim = 1 : tensor<2x16x32xf32> -> tensor<2x8x32xf32>
+// CHECK: glimmer.add %{{.*}}, %[[RS]] : tensor<2x8x32xf32>
+module attributes {glimmer.spmd = #glimmer.spmd<"tp=2,sp">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=2, "pp"=1]>
+  func.func @sequence_parallel_mlp(%x: tensor<2x16x32xf32>,
+      %w1: tensor<64x32xf32> {glimmer.param = "w1", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {}]>},
+      %w2: tensor<32x64xf32> {glimmer.param = "w2"}) -> tensor<2x16x32xf32> {
+    %stream = glimmer.sharding_constraint %x <@mesh, [{}, {"tp"}, {}]> {glimmer.sequence_parallel} : tensor<2x16x32xf32>
+    %xw = glimmer.sharding_constraint %stream <@mesh, [{}, {}, {}]> {glimmer.sequence_parallel} : tensor<2x16x32xf32>
+    %h = glimmer.linear %xw, %w1 : tensor<2x16x32xf32>, tensor<64x32xf32> -> tensor<2x16x64xf32>
+    %a = glimmer.gelu %h : tensor<2x16x64xf32>
+    %y = glimmer.linear %a, %w2 : tensor<2x16x64xf32>, tensor<32x64xf32> -> tensor<2x16x32xf32>
+    %r = glimmer.add %stream, %y : tensor<2x16x32xf32>
+    %s = glimmer.sharding_constraint %r <@mesh, [{}, {"tp"}, {}]> {glimmer.sequence_parallel} : tensor<2x16x32xf32>
+    return %s : tensor<2x16x32xf32>
+  }
+}

@@ -73,3 +73,31 @@ module attributes {glimmer.spmd = #glimmer.spmd<"cp=2">} {
     return %s : tensor<8x64xf32>
   }
 }
+
+// -----
+
+// Sequence parallelism: the residual add that takes a row-parallel output
+// (the first projection the column-parallel one reaches) is split along the
+// sequence, and the column-parallel input is whole; both constraints are
+// marked for propagation to rank them below the TP plan. The norm in
+// between is spelled out (pow/mean/rsqrt, as Hugging Face models do): the
+// residual stream is found from the plan, not from norm ops.
+// CHECK-LABEL: func.func @sequence_parallel_constraints
+// CHECK: %[[X:.*]] = glimmer.sharding_constraint %arg0 <@mesh, [{}, {}, {}]> {glimmer.sequence_parallel}
+// CHECK: glimmer.linear %[[X]], %arg1
+// CHECK: %[[R:.*]] = glimmer.add %arg0, %{{.*}} : tensor<2x16x32xf32>
+// CHECK: %[[S:.*]] = glimmer.sharding_constraint %[[R]] <@mesh, [{}, {"tp"}, {}]> {glimmer.sequence_parallel}
+// CHECK: glimmer.mul %[[S]], %[[S]]
+// CHECK: return %[[S]]
+module attributes {glimmer.spmd = #glimmer.spmd<"tp=2,sp">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=2, "pp"=1]>
+  func.func @sequence_parallel_constraints(%x: tensor<2x16x32xf32>,
+      %w1: tensor<64x32xf32> {glimmer.param = "w1"}, %w2: tensor<32x64xf32> {glimmer.param = "w2"}) -> tensor<2x16x32xf32> {
+    %h = glimmer.linear %x, %w1 : tensor<2x16x32xf32>, tensor<64x32xf32> -> tensor<2x16x64xf32>
+    %a = glimmer.gelu %h : tensor<2x16x64xf32>
+    %y = glimmer.linear %a, %w2 : tensor<2x16x64xf32>, tensor<32x64xf32> -> tensor<2x16x32xf32>
+    %r = glimmer.add %x, %y : tensor<2x16x32xf32>
+    %sq = glimmer.mul %r, %r : tensor<2x16x32xf32>
+    return %r : tensor<2x16x32xf32>
+  }
+}

@@ -457,6 +457,14 @@ def GlimmerSeedSharding : Pass<"glimmer-seed-sharding", "::mlir::ModuleOp"> {
      "layers.*.attention.wo.weight": "rowwise"}
     ```
 
+    With `sp` (sequence parallelism) it also writes
+    `glimmer.sharding_constraint`s marked `glimmer.sequence_parallel`: the
+    residual stream — the result of each add that takes a row-parallel
+    projection's output (the first projection a column-parallel one's
+    output reaches) — split along the sequence over `tp`, and each
+    column-parallel projection's input whole. The residual stream is found
+    from the plan rather than from norm ops, which many models spell out.
+
     Errors name the parameter and what to change: output features (or, for
     attention projections, heads) that `tp` does not divide.
 
@@ -555,7 +563,10 @@ def GlimmerPropagateSharding
     `glimmer.param`/`glimmer.buffer` with a `glimmer.sharding` (the TP and
     FSDP plans), then the other arguments with one (the data inputs); each
     round runs to a fixed point before the next adds its seeds, so a
-    higher-priority sharding is never overridden by a lower one. Parameters
+    higher-priority sharding is never overridden by a lower one; the
+    sequence-parallel constraints (`glimmer.sequence_parallel`) come after
+    the parameter plan, so the residual stream's split never displaces the
+    plan inside a block. Parameters
     and buffers without a seed are open (a row-parallel weight gets its
     split from the activations it multiplies); other arguments without one
     (the data inputs, bound whole by the runtime) stay replicated.
