@@ -153,7 +153,8 @@ std::shared_ptr<Program>
 compile(const std::string &modelPath, const std::string &examplePath,
         const std::string &floatType, bool train,
         const glimmer::OptimizerOptions &optimizer,
-        const std::string &cacheDir, bool verbose, const std::string &spmd) {
+        const std::string &cacheDir, bool verbose, const std::string &spmd,
+        const std::string &tpPlan) {
   auto program = std::make_shared<Program>();
   program->floatType = floatType;
   program->train = train;
@@ -179,6 +180,7 @@ compile(const std::string &modelPath, const std::string &examplePath,
     options.optimizer = optimizer;
     options.cacheDir = cacheDir;
     options.spmd = spmd;
+    options.tpPlan = tpPlan;
     if (verbose)
       options.progress = [](const std::string &message) {
         llvm::errs() << "[glimmer] " << message << "\n";
@@ -410,7 +412,7 @@ PYBIND11_MODULE(_driver, m) {
          const std::string &dtype, bool train, const std::string &optimizer,
          double lr, double weightDecay, double beta1, double beta2, double eps,
          double maxNorm, const std::string &cacheDir, bool verbose,
-         const std::string &spmd) {
+         const std::string &spmd, const std::string &tpPlan) {
         glimmer::OptimizerOptions o;
         o.optimizer = optimizer;
         o.lr = lr;
@@ -420,7 +422,7 @@ PYBIND11_MODULE(_driver, m) {
         o.eps = eps;
         o.maxNorm = maxNorm;
         return compile(modelPath, examplePath, dtype, train, o, cacheDir,
-                       verbose, spmd);
+                       verbose, spmd, tpPlan);
       },
       py::arg("model_path"), py::arg("example_path"), py::arg("dtype") = "f32",
       py::arg("train") = true, py::arg("optimizer") = "adamw",
@@ -428,6 +430,7 @@ PYBIND11_MODULE(_driver, m) {
       py::arg("beta1") = 0.9, py::arg("beta2") = 0.999, py::arg("eps") = 1e-8,
       py::arg("max_norm") = 0.0, py::arg("cache_dir") = "",
       py::arg("verbose") = false, py::arg("spmd") = "",
+      py::arg("tp_plan") = "",
       "Imports, runs the pipeline (partitioned for `spmd` when given; the "
       "ranks then run as threads), emits C++, compiles and loads it "
       "(glimmer::compileModel). Raises glimmer.CompileError.");

@@ -150,7 +150,7 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
           << "invalid SPMD layout '" << options.spmd << "': " << error;
       return failure();
     }
-    buildSpmdPipeline(pm, options.spmd);
+    buildSpmdPipeline(pm, options.spmd, options.tpPlan);
   }
   if (options.train) {
     GlimmerAutodiffOptions ad;

@@ -731,8 +731,10 @@ mlir::OwningOpRef<mlir::ModuleOp> Importer::run() {
     }
   }
 
-  auto moduleOp = mlir::ModuleOp::create(mlir::FileLineColLoc::get(
-      &ctx, options.modelPath, 0, 0));
+  // Owned, so that every error return below frees what was built so far.
+  mlir::OwningOpRef<mlir::ModuleOp> owned = mlir::ModuleOp::create(
+      mlir::FileLineColLoc::get(&ctx, options.modelPath, 0, 0));
+  mlir::ModuleOp moduleOp = *owned;
   b.setInsertionPointToEnd(moduleOp.getBody());
   auto funcType = b.getFunctionType(argTypes, {});
   auto func = mlir::func::FuncOp::create(b, moduleOp.getLoc(),
@@ -758,7 +760,25 @@ mlir::OwningOpRef<mlir::ModuleOp> Importer::run() {
   registerConverters();
   b.setInsertionPointToEnd(entry);
   for (jit::Node *node : graph->nodes()) {
-    loc = locOf(node);
+    // LibTorch reads an archive's debug info (which maps the serialized code
+    // back to the Python source) lazily, here, and throws when it is corrupt.
+    try {
+      loc = locOf(node);
+    } catch (const c10::Error &e) {
+      std::string what = e.what_without_backtrace();
+      mlir::emitError(mlir::UnknownLoc::get(&ctx))
+          << "'" << options.modelPath
+          << "' has malformed debug information (source ranges): "
+          << what.substr(0, what.find('\n'));
+      return nullptr;
+    } catch (const std::exception &e) {
+      std::string what = e.what();
+      mlir::emitError(mlir::UnknownLoc::get(&ctx))
+          << "'" << options.modelPath
+          << "' has malformed debug information (source ranges): "
+          << what.substr(0, what.find('\n'));
+      return nullptr;
+    }
     try {
       if (tryFold(node))
         continue;
@@ -820,11 +840,9 @@ mlir::OwningOpRef<mlir::ModuleOp> Importer::run() {
 
   if (!options.weightsOutputPath.empty() && failed(writeWeights()))
     return nullptr;
-  if (mlir::failed(mlir::verify(moduleOp))) {
-    moduleOp.erase();
+  if (mlir::failed(mlir::verify(moduleOp)))
     return nullptr;
-  }
-  return moduleOp;
+  return owned;
 }
 
 MValue Importer::constantFromTensor(const at::Tensor &tensor) {

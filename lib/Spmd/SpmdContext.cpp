@@ -186,6 +186,13 @@ std::string SpmdContext::validate() const {
   if (microbatches < 1)
     return "'microbatches' must be a positive integer, got " +
            std::to_string(microbatches);
+  // Every consumer multiplies the degrees (worldSize, rank bookkeeping);
+  // a product past int64 would be undefined behaviour there.
+  int64_t size = 1;
+  for (int64_t d : degrees)
+    if (__builtin_mul_overflow(size, d, &size))
+      return "the layout's world size (the product of the mesh degrees) "
+             "does not fit in a 64-bit integer";
   if (sp && tp() == 1)
     return "'sp' (sequence parallelism) shards activations over the tp axis "
            "and needs tp > 1";

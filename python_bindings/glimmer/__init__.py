@@ -134,7 +134,7 @@ _DEFAULTS = dict(dtype="f32", optimizer="adamw", lr=1e-3, weight_decay=None,
 
 def compile(model, example_inputs=None, *, dtype="f32", optimizer="adamw",
             lr=1e-3, weight_decay=None, betas=(0.9, 0.999), eps=1e-8,
-            max_norm=0.0, cache_dir=None, verbose=False):
+            max_norm=0.0, cache_dir=None, verbose=False, tp_plan=None):
     """Compiles a TorchScript model for training under the active
     SpmdContext and returns a Program.
 
@@ -151,19 +151,23 @@ def compile(model, example_inputs=None, *, dtype="f32", optimizer="adamw",
         ~/.cache/glimmer; refused unless only you can write it); compiling the same program again
         reuses the earlier build.
     verbose: print the compiler's progress to stderr.
+    tp_plan: a tensor-parallel plan for layouts with tp > 1: a JSON file, or
+        a dict, mapping state_dict name patterns to "colwise", "rowwise" or
+        "replicate" (None: the default plan read off the graph).
 
     The program is partitioned for the calling thread's SPMD layout
     (`with glimmer.SpmdContext(dp_shard=2, cp=2): ...`); its ranks run as
     threads on the CPU, with the unsharded program's numbers.
 
     Raises CompileError with the compiler's diagnostics (also for layouts
-    the partitioner does not support yet: tp, pp).
+    the partitioner does not support yet: pp).
     """
     layout = str(SpmdContext.current())
     config = dict(dtype=dtype, optimizer=optimizer, lr=lr,
                   weight_decay=weight_decay, betas=betas, eps=eps,
                   max_norm=max_norm)
-    return Program(model, example_inputs, layout, config, cache_dir, verbose)
+    return Program(model, example_inputs, layout, config, cache_dir, verbose,
+                   tp_plan)
 
 
 class Program:
@@ -178,9 +182,15 @@ class Program:
     """
 
     def __init__(self, model, example_inputs, layout, config, cache_dir,
-                 verbose):
+                 verbose, tp_plan=None):
         self._lock = threading.RLock()
         self._tmp = tempfile.TemporaryDirectory(prefix="glimmer-")
+        if isinstance(tp_plan, dict):
+            path = os.path.join(self._tmp.name, "tp-plan.json")
+            with open(path, "w") as f:
+                json.dump(tp_plan, f)
+            tp_plan = path
+        self._tp_plan = os.fspath(tp_plan) if tp_plan else ""
         self.layout = layout
         self._cache_dir = os.fspath(cache_dir) if cache_dir else ""
         self._verbose = bool(verbose)
@@ -295,7 +305,7 @@ class Program:
                 weight_decay=config["weight_decay"], beta1=b1, beta2=b2,
                 eps=config["eps"], max_norm=config["max_norm"],
                 cache_dir=self._cache_dir, verbose=self._verbose,
-                spmd=self.layout)
+                spmd=self.layout, tp_plan=self._tp_plan)
             if program.diagnostics:
                 warnings.warn(program.diagnostics, stacklevel=4)
             self._variants[key] = program

@@ -264,6 +264,26 @@ def test_tensor_parallel_trains_like_the_unsharded_program():
         assert_allclose_finite(pb[name], pa[name], rtol=0, atol=1e-9)
 
 
+def test_tensor_parallel_plan_from_python():
+    # A plan given as a dict: only the attention projections are split; the
+    # numbers stay the unsharded program's. A pattern naming no weight is a
+    # CompileError.
+    plan = {"layers.*.attention.w[qkv].weight": "colwise",
+            "layers.*.attention.wo.weight": "rowwise"}
+    base = glimmer.compile(MODEL, BATCH, dtype="f64")
+    with glimmer.SpmdContext(tp=2):
+        sharded = glimmer.compile(MODEL, BATCH, dtype="f64", tp_plan=plan)
+        with pytest.raises(glimmer.CompileError,
+                           match=r"the TP plan pattern 'decoder\.\*\.q_proj"
+                                 r"\.weight' matches no linear weight"):
+            glimmer.compile(MODEL, BATCH, dtype="f64",
+                            tp_plan={"decoder.*.q_proj.weight": "colwise"})
+    a, b = base.train(BATCH, steps=2), sharded.train(BATCH, steps=2)
+    for x, y in zip(a, b):
+        assert abs(x["loss"] - y["loss"]) <= 1e-12 * abs(x["loss"])
+        assert abs(x["grad_norm"] - y["grad_norm"]) <= 1e-12 * abs(x["grad_norm"])
+
+
 def test_unsupported_layout_is_a_compile_error():
     with glimmer.SpmdContext(tp=2, pp=2):
         with pytest.raises(glimmer.CompileError,

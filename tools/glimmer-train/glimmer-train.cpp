@@ -58,6 +58,12 @@ static cl::opt<std::string> spmd(
     "spmd", cl::init(""),
     cl::desc("Parallel layout, e.g. cp=2 (ranks run as threads on the CPU)"),
     cl::value_desc("layout"), cl::cat(trainCategory));
+static cl::opt<std::string> tpPlan(
+    "tp-plan", cl::init(""),
+    cl::desc("Tensor-parallel plan: a JSON object mapping state_dict name "
+             "patterns to colwise, rowwise or replicate (default: read off "
+             "the graph)"),
+    cl::value_desc("file"), cl::cat(trainCategory));
 static cl::opt<bool> forwardOnly(
     "forward-only", cl::init(false),
     cl::desc("Run the forward pass once and report the loss"),
@@ -202,6 +208,7 @@ int main(int argc, char **argv) {
   options.cacheDir = dir;
   options.train = !forwardOnly;
   options.spmd = spmd;
+  options.tpPlan = tpPlan;
   options.optimizer.optimizer = optimizer;
   options.optimizer.lr = lr;
   options.optimizer.beta1 = beta1;

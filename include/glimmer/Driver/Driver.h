@@ -47,6 +47,9 @@ struct DriverOptions {
   std::string floatType = "f32";
   /// Parallel layout ("cp=2", ...); empty: unsharded.
   std::string spmd;
+  /// Tensor-parallel plan (JSON: state_dict name patterns -> colwise,
+  /// rowwise or replicate); empty: the default plan read off the graph.
+  std::string tpPlan;
   /// Build @grad_step and @apply_step besides @forward.
   bool train = false;
   OptimizerOptions optimizer;

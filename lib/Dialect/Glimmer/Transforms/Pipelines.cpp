@@ -14,7 +14,8 @@
 
 using namespace mlir;
 
-void glimmer::buildSpmdPipeline(OpPassManager &pm, llvm::StringRef layout) {
+void glimmer::buildSpmdPipeline(OpPassManager &pm, llvm::StringRef layout,
+                                llvm::StringRef tpPlan) {
   GlimmerAttachSpmdOptions attach;
   attach.layout = layout.str();
   pm.addPass(createGlimmerAttachSpmd(attach));
@@ -23,7 +24,9 @@ void glimmer::buildSpmdPipeline(OpPassManager &pm, llvm::StringRef layout) {
   pm.addPass(createGlimmerPartitionTokens());
   // The sharding engine (tensor parallelism so far): seed, propagate,
   // partition. Each is a no-op without tp.
-  pm.addPass(createGlimmerSeedSharding());
+  GlimmerSeedShardingOptions seed;
+  seed.tpPlan = tpPlan.str();
+  pm.addPass(createGlimmerSeedSharding(seed));
   pm.addPass(createGlimmerPropagateSharding());
   pm.addPass(createGlimmerPartition());
   pm.addPass(createGlimmerShardParams());

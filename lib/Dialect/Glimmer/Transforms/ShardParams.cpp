@@ -6,7 +6,9 @@
 // of a data-parallel replica hold the same parameters and can share their
 // storage too. The forward all-gathers a parameter right before its first
 // use; autodiff turns that all_gather into a reduce_scatter, which gives
-// each rank the sum over the group of its piece's gradient.
+// each rank the sum over the group of its piece's gradient. With tensor
+// parallelism a parameter's tensor-parallel piece is FSDP-split further
+// along the dimension tp splits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,10 +62,25 @@ struct ShardParamsPass
       unsigned i = arg.getArgNumber();
       auto name = func.getArgAttrOfType<StringAttr>(i, "glimmer.param");
       auto type = dyn_cast<RankedTensorType>(arg.getType());
-      if (!name || !type || !isa<FloatType>(type.getElementType()) ||
-          func.getArgAttr(i, "glimmer.sharded_dim"))
+      if (!name || !type || !isa<FloatType>(type.getElementType()))
         continue;
-      if (type.getRank() == 0 || type.getDimSize(0) % group != 0) {
+      // A tensor-parallel piece (split on one dimension over tp) is split
+      // further along the same dimension, minor to the tp split: its FSDP
+      // pieces gather back to the tensor-parallel piece, and the rank holds
+      // 1/(tp * group) of the parameter.
+      int64_t dim = 0;
+      SmallVector<StringRef> pieceAxes;
+      if (auto d = func.getArgAttrOfType<IntegerAttr>(i, "glimmer.sharded_dim")) {
+        dim = d.getInt();
+        for (Attribute a :
+             func.getArgAttrOfType<ArrayAttr>(i, "glimmer.sharded_axes"))
+          pieceAxes.push_back(cast<StringAttr>(a).getValue());
+        if (llvm::any_of(pieceAxes, [&](StringRef a) {
+              return llvm::is_contained(axes, a);
+            }))
+          continue;
+      }
+      if (type.getRank() == 0 || type.getDimSize(dim) % group != 0) {
         std::string entry;
         llvm::raw_string_ostream os(entry);
         os << "'" << name.getValue() << "' (" << type << ")";
@@ -71,11 +88,12 @@ struct ShardParamsPass
         continue;
       }
       SmallVector<int64_t> shape(type.getShape());
-      shape[0] /= group;
+      shape[dim] /= group;
       auto local = RankedTensorType::get(shape, type.getElementType());
       arg.setType(local);
-      func.setArgAttr(i, "glimmer.sharded_dim", b.getI64IntegerAttr(0));
-      func.setArgAttr(i, "glimmer.sharded_axes", axesAttr);
+      pieceAxes.append(axes.begin(), axes.end());
+      func.setArgAttr(i, "glimmer.sharded_dim", b.getI64IntegerAttr(dim));
+      func.setArgAttr(i, "glimmer.sharded_axes", b.getStrArrayAttr(pieceAxes));
       if (arg.use_empty())
         continue;
       // Gathered where it is first needed, not at entry: a runtime that
@@ -89,7 +107,7 @@ struct ShardParamsPass
       }
       b.setInsertionPoint(first);
       auto gathered = AllGatherOp::create(b, arg.getLoc(), type, arg, mesh,
-                                          axesAttr, b.getI64IntegerAttr(0));
+                                          axesAttr, b.getI64IntegerAttr(dim));
       arg.replaceAllUsesExcept(gathered, gathered);
     }
     func.setType(b.getFunctionType(body.getArgumentTypes(),

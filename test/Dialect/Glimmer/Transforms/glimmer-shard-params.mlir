@@ -76,3 +76,24 @@ module attributes {glimmer.spmd = #glimmer.spmd<"dp_shard=2">} {
     return %y : tensor<2x8xf32>
   }
 }
+
+// -----
+
+// Tensor-parallel pieces (from glimmer-partition) are FSDP-split further
+// along the dimension tp splits, minor to tp: a column-parallel weight's rows
+// and a row-parallel weight's columns. Each gathers back to its tp piece;
+// the rank holds a quarter of each.
+// CHECK-LABEL: func.func @tensor_parallel_pieces
+// CHECK-SAME: %[[C:[a-z0-9]+]]: tensor<16x32xf32> {glimmer.param = "col", glimmer.sharded_axes = ["tp", "dp_shard"], glimmer.sharded_dim = 0 : i64}
+// CHECK-SAME: %[[R:[a-z0-9]+]]: tensor<32x16xf32> {glimmer.param = "row", glimmer.sharded_axes = ["tp", "dp_shard"], glimmer.sharded_dim = 1 : i64}
+// CHECK: glimmer.all_gather %[[C]] on @mesh ["dp_shard"] dim = 0 : tensor<16x32xf32> -> tensor<32x32xf32>
+// CHECK: glimmer.all_gather %[[R]] on @mesh ["dp_shard"] dim = 1 : tensor<32x16xf32> -> tensor<32x32xf32>
+module attributes {glimmer.spmd = #glimmer.spmd<"dp_shard=2,tp=2">} {
+  func.func @tensor_parallel_pieces(%x: tensor<2x32xf32> {glimmer.input = "x"},
+      %col: tensor<32x32xf32> {glimmer.param = "col", glimmer.sharded_axes = ["tp"], glimmer.sharded_dim = 0 : i64},
+      %row: tensor<32x32xf32> {glimmer.param = "row", glimmer.sharded_axes = ["tp"], glimmer.sharded_dim = 1 : i64}) -> tensor<2x32xf32> {
+    %h = glimmer.linear %x, %col : tensor<2x32xf32>, tensor<32x32xf32> -> tensor<2x32xf32>
+    %y = glimmer.linear %h, %row : tensor<2x32xf32>, tensor<32x32xf32> -> tensor<2x32xf32>
+    return %y : tensor<2x32xf32>
+  }
+}

@@ -18,8 +18,11 @@ namespace glimmer {
 /// The global-view -> per-rank part of the pipeline for the layout recorded
 /// by (or set in) `layout` (empty: the thread's SpmdContext): attach the
 /// layout, materialize the mesh, prepare CP inputs, shard the token-side
-/// computation (batch over dp, sequence over cp), shard parameters (FSDP).
-void buildSpmdPipeline(mlir::OpPassManager &pm, llvm::StringRef layout = "");
+/// computation (batch over dp, sequence over cp), tensor and sequence
+/// parallelism on the sharding engine (with the plan in `tpPlan`, a JSON
+/// file, or the default plan), shard parameters (FSDP).
+void buildSpmdPipeline(mlir::OpPassManager &pm, llvm::StringRef layout = "",
+                       llvm::StringRef tpPlan = "");
 
 /// What runs after autodiff on a partitioned program: per-rank partial
 /// results are summed in the program (glimmer-reduce-partials).

@@ -364,9 +364,13 @@ def GlimmerShardParams : Pass<"glimmer-shard-params", "::mlir::ModuleOp"> {
     turns the all-gather into a reduce-scatter, so each rank receives the sum
     over the group of its piece's gradient, and carries the attributes to the
     gradient and the optimizer state. Scalars and parameters whose dimension
-    0 is not divisible stay replicated; a remark lists them. Runs after
-    partitioning (parameters are replicated there) and before autodiff.
-    Without `dp_shard` the pass does nothing.
+    0 is not divisible stay replicated; a remark lists them. A parameter
+    that tensor parallelism already split (its `glimmer.sharded_dim` over
+    `tp`) is split further along that dimension, minor to `tp`
+    (`glimmer.sharded_axes = ["tp", "dp_shard", ...]`), and gathered back to
+    its tensor-parallel piece before use, so each rank holds 1/(tp x group)
+    of it. Runs after partitioning and before autodiff. Without `dp_shard`
+    the pass does nothing.
 
     Before (`dp_shard = 2, cp = 2`):
     ```mlir
