@@ -34,6 +34,10 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 # The project's Python (the virtualenv with torch), for fixture generators.
 config.substitutions.insert(0, ("%python", config.python_executable))
 
+# A GLIMMER_SANITIZE=address build (docs/Sanitizers.md).
+if "address" in config.glimmer_sanitize:
+    config.available_features.add("asan")
+
 # Tests that hand files to another user (chown) need root.
 if os.geteuid() == 0:
     config.available_features.add("root")

@@ -762,22 +762,19 @@ mlir::OwningOpRef<mlir::ModuleOp> Importer::run() {
   for (jit::Node *node : graph->nodes()) {
     // LibTorch reads an archive's debug info (which maps the serialized code
     // back to the Python source) lazily, here, and throws when it is corrupt.
+    auto badDebugInfo = [&](const std::string &what) {
+      mlir::emitError(mlir::UnknownLoc::get(&ctx))
+          << "'" << options.modelPath
+          << "' has malformed debug information (source ranges): "
+          << what.substr(0, what.find('\n'));
+      return nullptr;
+    };
     try {
       loc = locOf(node);
     } catch (const c10::Error &e) {
-      std::string what = e.what_without_backtrace();
-      mlir::emitError(mlir::UnknownLoc::get(&ctx))
-          << "'" << options.modelPath
-          << "' has malformed debug information (source ranges): "
-          << what.substr(0, what.find('\n'));
-      return nullptr;
+      return badDebugInfo(e.what_without_backtrace());
     } catch (const std::exception &e) {
-      std::string what = e.what();
-      mlir::emitError(mlir::UnknownLoc::get(&ctx))
-          << "'" << options.modelPath
-          << "' has malformed debug information (source ranges): "
-          << what.substr(0, what.find('\n'));
-      return nullptr;
+      return badDebugInfo(e.what());
     }
     try {
       if (tryFold(node))
@@ -1046,10 +1043,23 @@ glimmer::importTorchScript(MLIRContext &context,
                            const TorchScriptImportOptions &options) {
   context.loadDialect<GlimmerDialect, mlir::func::FuncDialect>();
   Importer importer(context, options);
+  // LLVM's tools install a new-handler that aborts ("LLVM ERROR: out of
+  // memory"). A corrupt archive can make LibTorch ask for tens of GiB: with
+  // the default handler that is a std::bad_alloc, reported as an error.
+  struct DefaultNewHandler {
+    std::new_handler previous = std::set_new_handler(nullptr);
+    ~DefaultNewHandler() { std::set_new_handler(previous); }
+  } defaultNewHandler;
   try {
     return importer.run();
   } catch (const ImportError &e) {
     mlir::emitError(mlir::UnknownLoc::get(&context)) << e.message;
+    return nullptr;
+  } catch (const std::bad_alloc &) {
+    mlir::emitError(mlir::UnknownLoc::get(&context))
+        << "'" << options.modelPath
+        << "' cannot be imported: it asks for more memory than is available "
+           "(a corrupt archive?)";
     return nullptr;
   }
 }

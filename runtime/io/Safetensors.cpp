@@ -92,9 +92,10 @@ SafetensorsFile::parse(std::vector<uint8_t> bytes, const std::string &name,
   Json root;
   try {
     root = Json::parse(header.begin(), header.end());
-  } catch (const Json::parse_error &e) {
-    // "[json.exception.parse_error.101] parse error at line 1, column 6:
-    // ..." without the library's tag.
+  } catch (const nlohmann::json::exception &e) {
+    // Malformed text (parse_error) or a number out of range (out_of_range,
+    // e.g. 1e999): "[json.exception.parse_error.101] parse error at line 1,
+    // column 6: ..." without the library's tag.
     std::string what = e.what();
     size_t tag = what.find("] ");
     return fail("JSON header: " +
@@ -131,8 +132,11 @@ SafetensorsFile::parse(std::vector<uint8_t> bytes, const std::string &name,
     if (dtype == value.end() || shape == value.end() ||
         offsets == value.end())
       return fail("tensor '" + key + "' needs dtype, shape and data_offsets");
-    std::string dtypeText = dtype->is_string() ? dtype->get<std::string>()
-                                               : dtype->dump();
+    // dump() of a value holding invalid UTF-8 would throw; replace it.
+    std::string dtypeText =
+        dtype->is_string()
+            ? dtype->get<std::string>()
+            : dtype->dump(-1, ' ', false, Json::error_handler_t::replace);
     std::optional<DType> dt = dtypeFromName(dtypeText);
     if (!dt)
       return fail("tensor '" + key + "' has unsupported dtype '" + dtypeText +
@@ -203,7 +207,10 @@ bool glimmer_rt::writeSafetensors(
     sizes.push_back(size);
     offset += size;
   }
-  std::string h = header.dump();
+  // Names are written as given; invalid UTF-8 is replaced rather than
+  // thrown on.
+  std::string h =
+      header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   // Pad the header with spaces to 8-byte alignment, as the reference writer.
   while ((h.size() % 8) != 0)
     h += ' ';

@@ -120,6 +120,12 @@ TEST(Safetensors, MalformedHeaders) {
             std::string::npos);
   EXPECT_NE(parseError(withHeader("{} x")).find("expected end of input"),
             std::string::npos);
+  // A number out of range is an error, not an exception (found by fuzzing:
+  // the 13-byte file 05 00 00 00 00 00 00 00 "1e999").
+  EXPECT_NE(parseError(withHeader("1e999")).find("JSON header:"),
+            std::string::npos);
+  EXPECT_NE(parseError(withHeader("{\"a\":1e999}")).find("JSON header:"),
+            std::string::npos);
   // Dimensions whose product wraps around 2^64 must not match a small
   // data range.
   EXPECT_NE(parseError(withHeader("{\"a\":{\"dtype\":\"F32\",\"shape\":"

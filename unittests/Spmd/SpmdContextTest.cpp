@@ -105,6 +105,22 @@ TEST(SpmdContextParse, Errors) {
             std::string::npos);
 }
 
+// Found by fuzzing (fuzz/spmd_parser.cpp): each degree fits in int64 but
+// their product did not, and worldSize() overflowed.
+TEST(SpmdContextParse, RejectsWorldSizeOverflow) {
+  EXPECT_NE(parseError("cp=5122226222226246464,tp=205")
+                .find("world size (the product of the mesh degrees) does not "
+                      "fit in a 64-bit integer"),
+            std::string::npos);
+  EXPECT_NE(parseError("dp_shard=4294967296,cp=4294967296").find("world size"),
+            std::string::npos);
+  // 2^62 * 2 is one past INT64_MAX; 2^62 - 1 times 2 still fits.
+  EXPECT_NE(parseError("cp=4611686018427387904,tp=2").find("world size"),
+            std::string::npos);
+  SpmdContext c = parseOrDie("cp=4611686018427387903,tp=2");
+  EXPECT_EQ(c.worldSize(), INT64_C(9223372036854775806));
+}
+
 TEST(SpmdContextParse, NullErrorPointerIsAllowed) {
   EXPECT_FALSE(SpmdContext::parse("cp=0").has_value());
 }

@@ -225,6 +225,14 @@ SpmdAttr glimmer::getRecordedSpmd(ModuleOp module) {
   return module->getAttrOfType<SpmdAttr>(GlimmerDialect::getSpmdAttrName());
 }
 
+MeshOp glimmer::requireMesh(ModuleOp module, StringRef passName) {
+  auto mesh = module.lookupSymbol<MeshOp>("mesh");
+  if (!mesh)
+    module.emitError() << "'" << passName
+                       << "' needs @mesh; run glimmer-materialize-mesh first";
+  return mesh;
+}
+
 SpmdAttr glimmer::requireRecordedSpmd(ModuleOp module, StringRef passName) {
   SpmdAttr attr = getRecordedSpmd(module);
   if (!attr)

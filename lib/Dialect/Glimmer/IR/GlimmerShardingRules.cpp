@@ -173,22 +173,22 @@ ShardingRule ReduceOp::getShardingRule() {
   return rule;
 }
 
-ShardingRule CumsumOp::getShardingRule() {
+/// One operand and one result of the same shape, with `dimension` needed
+/// whole (a scan, a softmax, a permutation along it).
+static ShardingRule alongAxisRule(Operation *op, int64_t dimension) {
   ShardingRule rule;
-  TensorFactors t = tensor(rule, shapeOf(getInput()), kPass,
-                           {{getDim(), kReplicate}});
+  TensorFactors t = tensor(rule, shapeOf(op->getOperand(0)), kPass,
+                           {{dimension, kReplicate}});
   rule.addOperand(t);
   rule.addResult(t);
   return rule;
 }
 
+ShardingRule CumsumOp::getShardingRule() {
+  return alongAxisRule(*this, getDim());
+}
 ShardingRule SoftmaxOp::getShardingRule() {
-  ShardingRule rule;
-  TensorFactors t = tensor(rule, shapeOf(getInput()), kPass,
-                           {{getDim(), kReplicate}});
-  rule.addOperand(t);
-  rule.addResult(t);
-  return rule;
+  return alongAxisRule(*this, getDim());
 }
 
 //===----------------------------------------------------------------------===//
@@ -382,20 +382,11 @@ ShardingRule VisionGatherOp::getShardingRule() {
   return rule;
 }
 
-static ShardingRule permuteRule(Operation *op, int64_t dimension) {
-  ShardingRule rule;
-  TensorFactors t = tensor(rule, shapeOf(op->getOperand(0)), kPass,
-                           {{dimension, kReplicate}});
-  rule.addOperand(t);
-  rule.addResult(t);
-  return rule;
-}
-
 ShardingRule CpPermuteOp::getShardingRule() {
-  return permuteRule(*this, getDim());
+  return alongAxisRule(*this, getDim());
 }
 ShardingRule CpUnpermuteOp::getShardingRule() {
-  return permuteRule(*this, getDim());
+  return alongAxisRule(*this, getDim());
 }
 
 //===----------------------------------------------------------------------===//

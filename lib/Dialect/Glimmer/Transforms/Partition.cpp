@@ -17,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace glimmer {
 #define GEN_PASS_DEF_GLIMMERPARTITION
@@ -108,6 +109,9 @@ private:
   /// Every op's rule, built before any type turns local (rules read
   /// shapes).
   DenseMap<Operation *, ShardingRule> rules;
+  /// Reshards already made: (value, target layout and shared work) -> the
+  /// resharded value.
+  DenseMap<Value, llvm::StringMap<Value>> reshards;
 };
 
 Layout Partitioner::propagated(Value v) {
@@ -265,7 +269,20 @@ LogicalResult Partitioner::partition(Operation *op) {
     Layout want;
     want.dims = projectFactors(rule, rule.getOperands()[i], factorAxes, mesh);
     const Layout &held = layoutOf(v);
-    Value local = reshard(v, held, want, global, loc, splitBy);
+    // One reshard per value and target: the projections that read the same
+    // input (Q, K and V) share its all-gather. Only collectives are reused
+    // (they are not Pure, so CSE would not merge them), at the first use,
+    // which dominates the later ones in the function's single block.
+    std::string key;
+    {
+      llvm::raw_string_ostream os(key);
+      for (const Axes &a : want.dims)
+        os << llvm::join(a, ",") << ";";
+      os << "|" << llvm::join(splitBy, ",");
+    }
+    Value &cached = reshards[v][key];
+    Value local = cached ? cached : reshard(v, held, want, global, loc, splitBy);
+    cached = local;
     // Replicated over axes that split the op's work: each rank's cotangent
     // of this use is a share of the whole. Axes the reshard gathered over
     // are summed by the gather's VJP already (an all-reduced partial sum is
@@ -441,12 +458,9 @@ struct PartitionPass
                             "partitioner yet";
       return signalPassFailure();
     }
-    auto meshOp = module.lookupSymbol<MeshOp>("mesh");
-    if (!meshOp) {
-      module.emitError() << "'" << getArgument()
-                         << "' needs @mesh; run glimmer-materialize-mesh first";
+    MeshOp meshOp = requireMesh(module, getArgument());
+    if (!meshOp)
       return signalPassFailure();
-    }
     auto meshRef = FlatSymbolRefAttr::get(&getContext(), "mesh");
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())

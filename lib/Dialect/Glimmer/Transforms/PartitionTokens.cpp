@@ -657,12 +657,9 @@ struct PartitionTokensPass
     if (layout.cp() == 1 && dp == 1)
       return;
 
-    auto meshOp = module.lookupSymbol<MeshOp>("mesh");
-    if (!meshOp) {
-      module.emitError() << "'" << getArgument()
-                         << "' needs @mesh; run glimmer-materialize-mesh first";
+    MeshOp meshOp = requireMesh(module, getArgument());
+    if (!meshOp)
       return signalPassFailure();
-    }
     auto mesh = FlatSymbolRefAttr::get(&getContext(), "mesh");
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())

@@ -277,12 +277,9 @@ struct PropagateShardingPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto meshOp = module.lookupSymbol<MeshOp>("mesh");
-    if (!meshOp) {
-      module.emitError() << "'" << getArgument()
-                         << "' needs @mesh; run glimmer-materialize-mesh first";
+    MeshOp meshOp = requireMesh(module, getArgument());
+    if (!meshOp)
       return signalPassFailure();
-    }
     MLIRContext *ctx = &getContext();
     auto meshRef = FlatSymbolRefAttr::get(ctx, "mesh");
     for (auto func : module.getOps<func::FuncOp>()) {

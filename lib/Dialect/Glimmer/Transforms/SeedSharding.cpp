@@ -295,11 +295,8 @@ struct SeedShardingPass
     int64_t tp = layout.tp();
     if (tp == 1)
       return;
-    if (!module.lookupSymbol<MeshOp>("mesh")) {
-      module.emitError() << "'" << getArgument()
-                         << "' needs @mesh; run glimmer-materialize-mesh first";
+    if (!requireMesh(module, getArgument()))
       return signalPassFailure();
-    }
     SmallVector<PlanEntry> plan;
     if (!tpPlan.empty() && failed(readPlan(module, plan)))
       return signalPassFailure();

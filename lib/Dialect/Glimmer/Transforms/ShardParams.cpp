@@ -37,11 +37,8 @@ struct ShardParamsPass
     SpmdContext layout = spmd.getLayout();
     if (layout.dpShard() == 1)
       return;
-    if (!module.lookupSymbol<MeshOp>("mesh")) {
-      module.emitError() << "'" << getArgument()
-                         << "' needs @mesh; run glimmer-materialize-mesh first";
+    if (!requireMesh(module, getArgument()))
       return signalPassFailure();
-    }
     SmallVector<StringRef> axes{"dp_shard"};
     if (layout.cp() > 1)
       axes.push_back("cp");

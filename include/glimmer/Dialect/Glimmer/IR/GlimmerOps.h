@@ -29,6 +29,9 @@ SpmdAttr getRecordedSpmd(mlir::ModuleOp module);
 /// Like getRecordedSpmd, but emits an error on `module` when none is
 /// recorded, naming `passName` as the pass that needs it.
 SpmdAttr requireRecordedSpmd(mlir::ModuleOp module, llvm::StringRef passName);
+/// `@mesh` of `module` (made by glimmer-materialize-mesh); emits an error
+/// naming `passName` and returns null when there is none.
+MeshOp requireMesh(mlir::ModuleOp module, llvm::StringRef passName);
 } // namespace glimmer
 
 #endif // GLIMMER_DIALECT_GLIMMER_IR_GLIMMEROPS_H
