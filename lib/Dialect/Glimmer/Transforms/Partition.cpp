@@ -6,7 +6,8 @@
 // collectives. A value replicated over axes that split the op's work is
 // marked with glimmer.pvary, whose VJP sums the ranks' shares of its
 // cotangent. Ops themselves are unchanged but for their local types (and
-// the attributes that hold sizes).
+// the attributes that hold sizes), except a row-parallel linear's bias,
+// which is added once after the reduction.
 //
 //===----------------------------------------------------------------------===//
 
@@ -345,8 +346,10 @@ LogicalResult Partitioner::partition(Operation *op) {
     Value out = AddOp::create(b, loc, sum, broadcast);
     for (OpOperand *use : uses)
       use->set(out);
+    // Copied first: inserting into the map may move its entries.
+    RankedTensorType global = globalTypes.lookup(y);
     for (Value v : {sum, broadcast, out}) {
-      globalTypes[v] = globalTypes[y];
+      globalTypes[v] = global;
       layouts[v] = complete;
     }
     return success();
@@ -362,7 +365,8 @@ LogicalResult Partitioner::partition(Operation *op) {
     slice.setLimit(limit);
   }
   if (auto c = dyn_cast<ConstantOp>(op)) {
-    const Layout &l = layouts[c.getResult()];
+    // A copy: the map grows below.
+    Layout l = layouts[c.getResult()];
     if (!(l == Layout::replicated(l.dims.size()))) {
       DenseElementsAttr value = cast<DenseElementsAttr>(c.getValue());
       auto type = cast<RankedTensorType>(c.getResult().getType());

@@ -1,8 +1,9 @@
 //===- PropagateSharding.cpp - Shardings to a fixed point through op rules ===//
 //
-// Phase 2 of the sharding engine: from the seeds (sharding constraints, then
-// the parameter plan, then the data inputs) every value gets the sharding
-// that the ops' sharding rules imply. The only knowledge of ops is their
+// Phase 2 of the sharding engine: from the seeds (the user's sharding
+// constraints, then the parameter plan, then the sequence-parallel
+// constraints, then the data inputs) every value gets the sharding that the
+// ops' sharding rules imply. The only knowledge of ops is their
 // ShardingRuleOpInterface; the state of every value is a per-dimension list
 // of mesh axes plus partial axes, written out as #glimmer.sharding.
 //
