@@ -278,6 +278,11 @@ struct PropagateShardingPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // In the SPMD pipeline the engine partitions tensor parallelism only:
+    // with a recorded layout without tp, glimmer-partition does nothing, so
+    // there is nothing to annotate for it.
+    if (SpmdAttr spmd = getRecordedSpmd(module); spmd && spmd.getLayout().tp() == 1)
+      return;
     MeshOp meshOp = requireMesh(module, getArgument());
     if (!meshOp)
       return signalPassFailure();

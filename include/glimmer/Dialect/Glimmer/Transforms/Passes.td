@@ -589,7 +589,10 @@ def GlimmerPropagateSharding
 
     The result: `glimmer.shardings` (one `#glimmer.sharding` per result) on
     every op with a sharded result, `glimmer.sharding` on function
-    arguments and results. Needs `@mesh` (glimmer-materialize-mesh).
+    arguments and results. Needs `@mesh` (glimmer-materialize-mesh). With a
+    recorded layout whose `tp` is 1 it does nothing: in the SPMD pipeline
+    the engine partitions tensor parallelism (batch and sequence splits are
+    glimmer-partition-tokens').
 
     Before (column-parallel then row-parallel, the MLP of a block):
     ```mlir
