@@ -19,27 +19,14 @@ case "$MODE" in suite|ci) ;; *) echo "usage: $0 [suite|ci]" >&2; exit 2 ;; esac
 SAN_BUILD="${GLIMMER_SANITIZE_BUILD_DIR:-$ROOT/build-sanitize}"
 VENV="${GLIMMER_VENV:-$ROOT/.venv}"
 
-log() { printf '\033[1m[glimmer]\033[0m %s\n' "$*" >&2; }
-as_root() {
-  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
-}
+source "$ROOT/scripts/common.sh"
 
 if [ ! -x "$VENV/bin/python" ] || ! dpkg -s libmlir-22-dev >/dev/null 2>&1; then
   source "$ROOT/scripts/setup.sh"
 fi
 
 # clang 22: the same LLVM release as the MLIR the project builds against.
-CLANG_PACKAGES=(clang-22 libclang-rt-22-dev)
-missing=()
-for p in "${CLANG_PACKAGES[@]}"; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  log "installing Debian packages: ${missing[*]}"
-  as_root apt-get update -q
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-    --no-install-recommends "${missing[@]}"
-fi
+install_debian_packages clang-22 libclang-rt-22-dev
 LLVM_BIN=/usr/lib/llvm-22/bin
 
 if [ ! -f "$SAN_BUILD/build.ninja" ]; then

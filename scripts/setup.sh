@@ -8,26 +8,13 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${GLIMMER_BUILD_DIR:-$ROOT/build}"
 VENV="${GLIMMER_VENV:-$ROOT/.venv}"
 
-log() { printf '\033[1m[glimmer]\033[0m %s\n' "$*" >&2; }
-
-as_root() {
-  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
-}
+source "$ROOT/scripts/common.sh"
 
 # Debian packages (LLVM/MLIR 22 live in bookworm-security).
 APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
               ninja-build cmake g++ pybind11-dev libgtest-dev python3-venv
               nlohmann-json3-dev libxxhash-dev)
-missing=()
-for p in "${APT_PACKAGES[@]}"; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  log "installing Debian packages: ${missing[*]}"
-  as_root apt-get update -q
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-    --no-install-recommends "${missing[@]}"
-fi
+install_debian_packages "${APT_PACKAGES[@]}"
 
 # Python packages, pinned, in a project virtualenv.
 if [ ! -x "$VENV/bin/python" ]; then

@@ -23,8 +23,6 @@
 #include "glimmer_rt/Nccl.h"
 #include "glimmer_rt/ProgramCache.h"
 
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
