@@ -690,3 +690,41 @@ module {
 func.func @unknown_attribute_mnemonic() attributes {test.attr = #glimmer.layout<"cp=2">} {
   return
 }
+
+// -----
+
+// Propagation's per-result shardings: one per result.
+glimmer.mesh @mesh = <["tp"=2]>
+func.func @shardings_count(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'glimmer.shardings' must list one #glimmer.sharding per result (1)}}
+  %0 = glimmer.exp %x {glimmer.shardings = []} : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// Each entry must fit its result (here: 7 is not divisible by tp = 2).
+glimmer.mesh @mesh = <["tp"=2]>
+func.func @shardings_indivisible(%x: tensor<7xf32>) -> tensor<7xf32> {
+  // expected-error @+1 {{result #0: dimension 0 of size 7 is not divisible by the product of its mesh axes (2)}}
+  %0 = glimmer.exp %x {glimmer.shardings = [#glimmer.sharding<@mesh, [{"tp"}]>]} : tensor<7xf32>
+  return %0 : tensor<7xf32>
+}
+
+// -----
+
+// The sharding-rule annotation is a string.
+func.func @sharding_rule_not_string(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'glimmer.sharding_rule' must be a string}}
+  %0 = glimmer.exp %x {glimmer.sharding_rule = 1 : i64} : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// The sequence-parallel mark belongs on sharding constraints only.
+func.func @sequence_parallel_elsewhere(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'glimmer.sequence_parallel' is a unit attribute of glimmer.sharding_constraint}}
+  %0 = glimmer.exp %x {glimmer.sequence_parallel} : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
