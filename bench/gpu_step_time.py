@@ -40,9 +40,15 @@ and receives only small files:
         for bf16 the forward runs under torch.autocast("cuda",
         dtype=torch.bfloat16), as test/E2E/Inputs/torch_train_oracle.py
         does; CUDA events around each step, synchronized),
+      * for the dtypes of --compile-dtypes (bf16), the same under
+        torch.compile with the fused AdamW (compiled in the warmup steps),
     each for --warmup + --steps steps, and prints a markdown table: dtype,
     median step time over the steps after the warmup, tokens/s (batch * seq
-    / median step time, all ranks together), model TFLOP/s, and the loss
+    / median step time, all ranks together), the speed relative to
+    torch.compile's, model TFLOP/s and MFU (against an 8192^3 GEMM timed in
+    the same run, per GPU), peak device memory (glimmer: the runtime
+    allocator's high-water mark in a step, whole buckets; PyTorch:
+    torch.cuda.max_memory_allocated), and the loss
     and grad norm of step 1 (before any update), with glimmer's step-1 loss
     relative to PyTorch's of the same dtype (about 1e-4 in f32, 1e-2 in
     bf16). glimmer's step times are the per-step "seconds" of its --metrics
@@ -424,16 +430,23 @@ def time_glimmer(glimmer_run: Path, program: Path, weights: Path, data: Path, wo
          "loss": [x["loss"] for x in rows], "grad_norm": [x["grad_norm"] for x in rows],
          "glimmer_tokens_per_s": statistics.median(x["tokens_per_s"] for x in rows[warmup:]),
          "wall_s": wall}
+    # The runtime's allocator: the most any GPU had handed out in a step.
+    peaks = [x["peak_device_bytes"] for x in rows if "peak_device_bytes" in x]
+    if peaks and max(peaks) > 0:
+        r["max_memory_gib"] = max(peaks) / 2**30
     if timed_out:
         r["truncated"] = f"stopped after {secs(timeout)} s"
     return r
 
 
 def time_torch(model, batch, steps: int, warmup: int, device: str, dtype: str,
-               deadline: float | None = None) -> dict:
-    """PyTorch eager training from `model`'s (CPU) initial weights, which are
-    left untouched. dtype bf16: the forward under torch.autocast(bf16), f32
-    parameters, gradients and AdamW state (torch_train_oracle.py's recipe)."""
+               deadline: float | None = None, compiled: bool = False) -> dict:
+    """PyTorch training from `model`'s (CPU) initial weights, which are left
+    untouched. dtype bf16: the forward under torch.autocast(bf16), f32
+    parameters, gradients and AdamW state (torch_train_oracle.py's recipe).
+    compiled: the model under torch.compile (default mode) and the fused
+    AdamW, what a user who wants speed runs; its compilation happens in the
+    warmup steps."""
     import torch
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -449,7 +462,10 @@ def time_torch(model, batch, steps: int, warmup: int, device: str, dtype: str,
     params = [p for p in model.parameters() if p.requires_grad]
     o = OPTIMIZER
     opt = torch.optim.AdamW(params, lr=o["lr"], betas=tuple(o["betas"]), eps=o["eps"],
-                            weight_decay=o["weight_decay"])
+                            weight_decay=o["weight_decay"],
+                            **({"fused": True} if compiled and cuda else {}))
+    if compiled:
+        model = torch.compile(model)
     autocast = torch.autocast(dev.type, dtype=torch.bfloat16, enabled=dtype == "bf16")
     ms, wall, losses, norms = [], [], [], []
     loss = norm = None
@@ -479,6 +495,8 @@ def time_torch(model, batch, steps: int, warmup: int, device: str, dtype: str,
         norms.append(norm.item())
     peak = torch.cuda.max_memory_allocated(dev) / 2**30 if cuda else None
     del model, batch, params, opt, loss, norm
+    if compiled:
+        torch._dynamo.reset()  # drop the compiled graphs and their buffers
     gc.collect()
     if cuda:
         torch.cuda.empty_cache()
@@ -497,7 +515,33 @@ def time_torch(model, batch, steps: int, warmup: int, device: str, dtype: str,
 
 # Time kept for each measurement still to come when the --budget is shared
 # out (a glimmer-run: start, build at -O0, load weights, a few steps).
-RESERVE_S = {"glimmer": 40.0, "PyTorch eager": 20.0}
+RESERVE_S = {"glimmer": 40.0, "PyTorch eager": 20.0, "torch.compile": 60.0}
+
+
+def matmul_peak_tflops(dtype: str, device: str) -> float | None:
+    """The GPU's achievable dense-GEMM rate in this dtype (TF32 off for
+    f32), measured here: the denominator of MFU."""
+    import torch
+    if not device.startswith("cuda"):
+        return None
+    n = 8192
+    dt = torch.bfloat16 if dtype == "bf16" else torch.float32
+    a = torch.randn(n, n, device=device, dtype=dt)
+    b = torch.randn(n, n, device=device, dtype=dt)
+    for _ in range(3):
+        a @ b
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    reps = 20 if dtype == "bf16" else 5
+    start.record()
+    for _ in range(reps):
+        a @ b
+    end.record()
+    torch.cuda.synchronize()
+    seconds = start.elapsed_time(end) / 1e3 / reps
+    del a, b
+    torch.cuda.empty_cache()
+    return 2 * n**3 / seconds / 1e12
 
 
 def cmd_run(a):
@@ -558,8 +602,15 @@ def cmd_run(a):
         plan += [(dtype, "glimmer", layout, entry) for layout, entry in progs.items()]
         if not a.skip_torch:
             plan.append((dtype, "PyTorch eager", "", None))
+            if a.compile_dtypes and dtype in parse_dtypes(a.compile_dtypes):
+                plan.append((dtype, "torch.compile", "", None))
 
     device_name = torch.cuda.get_device_name(0) if cuda else "cpu (ranks as threads)"
+    # The denominator of MFU: this GPU's dense GEMM rate per dtype, measured.
+    peaks = {dt: matmul_peak_tflops(dt, "cuda:0" if cuda else "cpu") for dt in dtypes}
+    if cuda:
+        print("measured GEMM peak (8192^3, TFLOP/s): "
+              + ", ".join(f"{dt} {v:.0f}" for dt, v in peaks.items()), flush=True)
     results = []  # {"dtype", "layout", "gpus", "framework", **result}
     out = Path(a.json) if a.json else work / "results.json"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -569,7 +620,7 @@ def cmd_run(a):
                   "warmup": a.warmup, "budget_s": a.budget,
                   "wall_s": round(time.perf_counter() - t_run, 1), "backend": a.backend,
                   "device": device_name, "gpus": gpus, "torch": torch.__version__,
-                  "results": results}
+                  "gemm_peak_tflops": peaks, "results": results}
         out.write_text(json.dumps(record, indent=2) + "\n")
 
     for i, (dtype, fw, layout, entry) in enumerate(plan):
@@ -596,7 +647,8 @@ def cmd_run(a):
             else:
                 try:
                     r = time_torch(model, batch, a.steps, a.warmup, "cuda:0" if cuda else "cpu",
-                                   dtype, deadline=time.perf_counter() + left)
+                                   dtype, deadline=time.perf_counter() + left,
+                                   compiled=fw == "torch.compile")
                 except Exception as e:  # e.g. out of memory: still report glimmer's numbers
                     r = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
                     gc.collect()
@@ -610,6 +662,8 @@ def cmd_run(a):
 
     refs = {x["dtype"]: x for x in results
             if x["framework"] == "PyTorch eager" and "median_s" in x}
+    compiled = {x["dtype"]: x for x in results
+                if x["framework"] == "torch.compile" and "median_s" in x}
     title = (f"{name}: dim {config['model']['dim']}, {config['model']['n_layers']} layers, "
              f"batch {B} x seq {T}, {config['batch']['images_per_sample']} image(s)/sample, "
              f"{', '.join(dtypes)}"
@@ -621,15 +675,16 @@ def cmd_run(a):
     print(f"### {title}")
     print()
     print("| config | dtype | layout | GPUs | framework | step time (ms) | tokens/s "
-          "| model TFLOP/s | loss step 1 | grad norm step 1 "
+          "| vs torch.compile | model TFLOP/s | MFU | peak memory (GiB) | loss step 1 "
+          "| grad norm step 1 "
           f"| step-1 loss vs PyTorch, same dtype (rel) | loss step {n_steps} |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for x in results:
         head = f"| {name} T={T} | {x['dtype']} | {x['layout'] or 'unsharded'} | {x['gpus']} " \
                f"| {x['framework']} "
         if "median_s" not in x:
             what = f"error: {x['error']}" if "error" in x else f"skipped: {x['skipped']}"
-            print(head + f"| {what} | | | | | | |")
+            print(head + f"| {what} | | | | | | | | | |")
             continue
         s = x["median_s"]
         step_ms = f"{s * 1e3:.1f}" + (f" ({x['timed_steps']} steps)"
@@ -640,8 +695,15 @@ def cmd_run(a):
             rel = f"{abs(x['loss'][0] - ref['loss'][0]) / abs(ref['loss'][0]):.1e}"
         last = f"{x['loss'][-1]:.7f}" + (f" (step {len(x['loss'])})"
                                          if len(x["loss"]) != n_steps else "")
-        print(head + f"| {step_ms} | {tokens / s:,.0f} | {flops / s / 1e12:.1f} "
-              f"| {x['loss'][0]:.7f} | {x['grad_norm'][0]:.7g} | {rel} | {last} |")
+        versus = ""
+        if x["dtype"] in compiled:
+            versus = f"{compiled[x['dtype']]['median_s'] / s:.2f}x"
+        peak = peaks.get(x["dtype"])
+        mfu = f"{flops / s / 1e12 / (peak * x['gpus']):.0%}" if peak else ""
+        mem = f"{x['max_memory_gib']:.1f}" if x.get("max_memory_gib") is not None else ""
+        print(head + f"| {step_ms} | {tokens / s:,.0f} | {versus} | {flops / s / 1e12:.1f} "
+              f"| {mfu} | {mem} | {x['loss'][0]:.7f} | {x['grad_norm'][0]:.7g} | {rel} "
+              f"| {last} |")
     print()
     print(f"model FLOPs per step: {flops / 1e12:.2f} TFLOP "
           f"(attention {model_flops(config)['attention_share']:.0%} of them); "
@@ -714,6 +776,9 @@ def main():
     r.add_argument("--timeout", type=float, default=240,
                    help="seconds per glimmer-run at most (see --budget)")
     r.add_argument("--skip-torch", action="store_true")
+    r.add_argument("--compile-dtypes", default="bf16",
+                   help="','-separated dtypes in which torch.compile (with the fused AdamW) "
+                   "is timed too, after eager ('' for none)")
     r.add_argument("--backend", choices=["cuda", "cpu"], default="cuda",
                    help="cpu: a dry run of the whole script on the build machine (tiny configs)")
     r.add_argument("--no-verify", action="store_true", help="warn on a batch checksum mismatch")

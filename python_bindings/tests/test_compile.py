@@ -277,7 +277,7 @@ def test_tensor_parallel_plan_from_python():
         sharded = glimmer.compile(MODEL, BATCH, dtype="f64", tp_plan=plan)
         with pytest.raises(glimmer.CompileError,
                            match=r"the TP plan pattern 'decoder\.\*\.q_proj"
-                                 r"\.weight' matches no linear weight"):
+                                 r"\.weight' matches no linear weight or embedding table"):
             glimmer.compile(MODEL, BATCH, dtype="f64",
                             tp_plan={"decoder.*.q_proj.weight": "colwise"})
     assert_trains_alike(base, sharded, steps=2, rtol=1e-12)

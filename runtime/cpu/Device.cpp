@@ -82,3 +82,26 @@ void glimmer_rt::synchronize(Device device) {
   cuda::synchronize(device.index);
 #endif
 }
+
+size_t glimmer_rt::deviceMemoryInUse(Device device) {
+#ifdef GLIMMER_RT_HAVE_CUDA
+  if (device.isCuda())
+    return cuda::memoryInUse(device.index);
+#endif
+  return 0;
+}
+
+size_t glimmer_rt::peakDeviceMemory(Device device) {
+#ifdef GLIMMER_RT_HAVE_CUDA
+  if (device.isCuda())
+    return cuda::peakMemoryInUse(device.index);
+#endif
+  return 0;
+}
+
+void glimmer_rt::resetPeakDeviceMemory(Device device) {
+#ifdef GLIMMER_RT_HAVE_CUDA
+  if (device.isCuda())
+    cuda::resetPeakMemory(device.index);
+#endif
+}

@@ -28,6 +28,11 @@ namespace cuda {
 void *allocate(size_t bytes, int device);
 void deallocate(void *ptr, size_t bytes, int device);
 void releaseCache();
+/// Bytes the allocator has handed out on `device` and not got back (whole
+/// buckets), and the most since the last resetPeakMemory.
+size_t memoryInUse(int device);
+size_t peakMemoryInUse(int device);
+void resetPeakMemory(int device);
 /// Copies `bytes` between host and/or device memory; returns once the data
 /// is in place (device-to-device copies are queued on the destination's
 /// stream).

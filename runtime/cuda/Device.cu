@@ -10,6 +10,7 @@
 
 #include "Common.cuh"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -46,6 +47,13 @@ struct DeviceState {
   std::mutex mutex;
   std::unordered_map<size_t, std::vector<void *>> freeLists;
   cudaStream_t stream = nullptr;
+  /// Bytes handed out and not yet given back, and their high-water mark.
+  size_t inUse = 0, peak = 0;
+
+  void handOut(size_t bucket) {
+    inUse += bucket;
+    peak = std::max(peak, inUse);
+  }
 };
 
 constexpr int kMaxDevices = 64;
@@ -107,6 +115,7 @@ void *allocate(size_t bytes, int device) {
     if (it != s.freeLists.end() && !it->second.empty()) {
       void *p = it->second.back();
       it->second.pop_back();
+      s.handOut(bucket);
       return p;
     }
   }
@@ -122,6 +131,8 @@ void *allocate(size_t bytes, int device) {
                          std::to_string(device));
     }
   }
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.handOut(bucket);
   return p;
 }
 
@@ -130,7 +141,27 @@ void deallocate(void *ptr, size_t bytes, int device) {
     return;
   DeviceState &s = state(device);
   std::lock_guard<std::mutex> lock(s.mutex);
-  s.freeLists[bucketSize(bytes)].push_back(ptr);
+  size_t bucket = bucketSize(bytes);
+  s.freeLists[bucket].push_back(ptr);
+  s.inUse -= bucket;
+}
+
+size_t memoryInUse(int device) {
+  DeviceState &s = state(device);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.inUse;
+}
+
+size_t peakMemoryInUse(int device) {
+  DeviceState &s = state(device);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.peak;
+}
+
+void resetPeakMemory(int device) {
+  DeviceState &s = state(device);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.peak = s.inUse;
 }
 
 void releaseCache() {

@@ -839,11 +839,19 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
     progress("resumed from " + options.resumePath + " at step " +
              std::to_string(trainer.stepsDone()));
   }
+  // The most device memory any GPU's allocator handed out during a step
+  // (reported with --metrics; 0 on the CPU).
+  int gpus = cudaDeviceCount();
   for (int64_t i = 0; i < options.steps; ++i) {
+    for (int d = 0; d < gpus; ++d)
+      resetPeakDeviceMemory(Device::cuda(d));
     auto start = Clock::now();
     Trainer::StepResult r = trainer.step(data, options.gradAccum);
     double seconds =
         std::chrono::duration<double>(Clock::now() - start).count();
+    size_t peakBytes = 0;
+    for (int d = 0; d < gpus; ++d)
+      peakBytes = std::max(peakBytes, peakDeviceMemory(Device::cuda(d)));
     double tps =
         seconds > 0 ? double(tokens * options.gradAccum) / seconds : 0;
     if (!reports)
@@ -856,7 +864,8 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
       metrics << "{\"step\":" << r.step << ",\"loss\":" << g17(r.loss)
               << ",\"grad_norm\":" << g17(r.gradNorm)
               << ",\"tokens_per_s\":" << g17(tps)
-              << ",\"seconds\":" << g17(seconds) << "}" << std::endl;
+              << ",\"seconds\":" << g17(seconds)
+              << ",\"peak_device_bytes\":" << peakBytes << "}" << std::endl;
   }
   // One process writes the checkpoint (in process mode the others hold the
   // same replicated state).

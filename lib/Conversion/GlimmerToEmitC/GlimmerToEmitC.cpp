@@ -198,9 +198,43 @@ LogicalResult FunctionLowering::run() {
                        .integer(arg.getArgNumber())
                        .build(tensorType)[0];
   }
-  for (Operation &op : func.getBody().front())
+  // Each value is released after its last use, so that the program's peak
+  // memory is that of its live values, not of every value it computes. Ops
+  // lowered to no call (sharding_constraint, pvary) alias their input's
+  // variable: a variable is released after the last use of any value it
+  // holds. Arguments and returned values are held by the frame.
+  Block &body = func.getBody().front();
+  auto variableOf = [](Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<ShardingConstraintOp, PvaryOp>(def))
+        break;
+      v = def->getOperand(0);
+    }
+    return v;
+  };
+  DenseMap<Value, Operation *> lastUse;
+  DenseSet<Value> held;
+  for (Operation &op : body) {
+    for (Value operand : op.getOperands()) {
+      Value var = variableOf(operand);
+      if (isa<BlockArgument>(var) || isa<func::ReturnOp>(op))
+        held.insert(var);
+      lastUse[var] = &op;
+    }
+    for (Value r : op.getResults())
+      lastUse.try_emplace(variableOf(r), &op);
+  }
+  DenseMap<Operation *, SmallVector<Value>> releaseAfter;
+  for (Operation &op : body)
+    for (Value r : op.getResults())
+      if (variableOf(r) == r && !held.contains(r))
+        releaseAfter[lastUse.lookup(r)].push_back(r);
+  for (Operation &op : body) {
     if (failed(lower(&op)))
       return failure();
+    for (Value v : releaseAfter.lookup(&op))
+      Call(b, op.getLoc(), "release").operand(map(v)).build({});
+  }
   emitc::ReturnOp::create(b, func.getLoc(), Value());
 
   // A C-linkage entry point for dlsym.

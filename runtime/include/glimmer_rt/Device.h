@@ -65,6 +65,13 @@ int cudaDeviceCount();
 /// RuntimeError when the device reports an error.
 void synchronize(Device device);
 
+/// Device memory the runtime's allocator has handed out on `device` (whole
+/// allocation buckets) and not got back, and its high-water mark since the
+/// last resetPeakDeviceMemory; 0 for the CPU.
+size_t deviceMemoryInUse(Device device);
+size_t peakDeviceMemory(Device device);
+void resetPeakDeviceMemory(Device device);
+
 } // namespace glimmer_rt
 
 #endif // GLIMMER_RT_DEVICE_H

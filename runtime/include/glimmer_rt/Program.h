@@ -39,6 +39,11 @@ inline void output(Frame &frame, int64_t index, const Tensor &value) {
   frame.outputs[index] = value;
 }
 
+/// Drops the program's handle on a value after its last use, so that its
+/// storage (unless a view or a frame still holds it) goes back to the
+/// allocator before the function returns.
+inline void release(Tensor &value) { value = Tensor(); }
+
 /// Packs operands for variadic ops (concat).
 template <typename... Ts> std::vector<Tensor> tensorList(const Ts &...ts) {
   return {ts...};

@@ -196,12 +196,14 @@ ShardingRule SoftmaxOp::getShardingRule() {
 //===----------------------------------------------------------------------===//
 
 ShardingRule EmbeddingOp::getShardingRule() {
-  // The vocabulary is gathered from: vocab-parallel embedding is a special
-  // handler, not a pass-through factor.
+  // A lookup is onehot(ids) @ table: the vocabulary is its contraction. A
+  // table split by rows (vocab-parallel) leaves each rank the rows it holds
+  // and zeros elsewhere, a partial sum (the partitioner's handler makes the
+  // ids local and masks the rest).
   ShardingRule rule;
   ArrayRef<int64_t> table = shapeOf(getTable());
   TensorFactors ids = tensor(rule, shapeOf(getIds()));
-  DimFactors vocab = dim(rule, table[0], kReplicate);
+  DimFactors vocab = dim(rule, table[0], kReduce);
   DimFactors hidden = dim(rule, table[1]);
   TensorFactors result = ids;
   result.push_back(hidden);
@@ -319,14 +321,15 @@ ShardingRule AttentionOp::getShardingRule() {
 }
 
 ShardingRule CrossEntropyOp::getShardingRule() {
-  // Sum and count over all tokens: the token dimensions are reductions. The
-  // vocabulary is needed whole (loss-parallel cross-entropy is a special
-  // handler).
+  // Sum and count over all tokens: the token dimensions are reductions. A
+  // vocabulary split (logits of a vocab-parallel output projection) is
+  // handled: loss-parallel cross-entropy combines the ranks' log-sum-exp
+  // and target logits, so no rank holds the full logits.
   ShardingRule rule;
   ArrayRef<int64_t> logits = shapeOf(getLogits());
   TensorFactors tokens = tensor(rule, logits.drop_back(), kReduce);
   TensorFactors l = tokens;
-  l.push_back(dim(rule, logits.back(), kReplicate));
+  l.push_back(dim(rule, logits.back(), FactorKind::Handled));
   rule.addOperand(l);
   rule.addOperand(tokens);
   rule.addResult({});

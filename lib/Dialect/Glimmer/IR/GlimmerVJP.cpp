@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
+#include "glimmer/Dialect/Glimmer/IR/OpEmitter.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -25,121 +26,10 @@ using namespace glimmer;
 
 namespace {
 
-RankedTensorType tensorTypeOf(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
 bool isFloatTensor(Value v) {
   return isa<FloatType>(tensorTypeOf(v).getElementType());
 }
 
-/// Emits glimmer ops at one location; all helpers keep operand types.
-struct Emitter {
-  OpBuilder &b;
-  Location loc;
-
-  /// A splat constant of `type` (a floating-point tensor type).
-  Value splat(RankedTensorType type, double value) {
-    auto attr = DenseElementsAttr::get(
-        type, b.getFloatAttr(type.getElementType(), value));
-    return ConstantOp::create(b, loc, type, cast<ElementsAttr>(attr));
-  }
-  /// A splat constant like `v`.
-  Value splatLike(Value v, double value) {
-    return splat(tensorTypeOf(v), value);
-  }
-  Value zerosLike(Value v) { return splatLike(v, 0.0); }
-
-  Value add(Value x, Value y) {
-    return AddOp::create(b, loc, x.getType(), x, y);
-  }
-  Value sub(Value x, Value y) {
-    return SubOp::create(b, loc, x.getType(), x, y);
-  }
-  Value mul(Value x, Value y) {
-    return MulOp::create(b, loc, x.getType(), x, y);
-  }
-  Value div(Value x, Value y) {
-    return DivOp::create(b, loc, x.getType(), x, y);
-  }
-  Value neg(Value x) { return NegOp::create(b, loc, x.getType(), x); }
-  Value scale(Value x, double c) { return mul(x, splatLike(x, c)); }
-  Value exp(Value x) { return ExpOp::create(b, loc, x.getType(), x); }
-  Value log(Value x) { return LogOp::create(b, loc, x.getType(), x); }
-  Value erf(Value x) { return ErfOp::create(b, loc, x.getType(), x); }
-  Value tanh(Value x) { return TanhOp::create(b, loc, x.getType(), x); }
-  Value sin(Value x) { return SinOp::create(b, loc, x.getType(), x); }
-  Value cos(Value x) { return CosOp::create(b, loc, x.getType(), x); }
-  Value sigmoid(Value x) { return SigmoidOp::create(b, loc, x.getType(), x); }
-  Value pow(Value x, Value y) {
-    return PowOp::create(b, loc, x.getType(), x, y);
-  }
-
-  Value compare(CompareDirection dir, Value x, Value y) {
-    return CompareOp::create(b, loc, getI1SameShape(x.getType()),
-                             CompareDirectionAttr::get(b.getContext(), dir), x,
-                             y);
-  }
-  Value select(Value cond, Value onTrue, Value onFalse) {
-    return SelectOp::create(b, loc, onTrue.getType(), cond, onTrue, onFalse);
-  }
-  Value convert(Value x, Type type) {
-    if (x.getType() == type)
-      return x;
-    return ConvertOp::create(b, loc, type, x);
-  }
-  Value reshape(Value x, Type type) {
-    if (x.getType() == type)
-      return x;
-    return ReshapeOp::create(b, loc, type, x);
-  }
-  Value reshape(Value x, ArrayRef<int64_t> shape) {
-    return reshape(x, tensorTypeOf(x).clone(shape));
-  }
-  Value reduceSum(Value x, ArrayRef<int64_t> dims, bool keepDims) {
-    RankedTensorType in = tensorTypeOf(x);
-    SmallVector<int64_t> shape;
-    for (int64_t d = 0; d < in.getRank(); ++d) {
-      if (!llvm::is_contained(dims, d))
-        shape.push_back(in.getDimSize(d));
-      else if (keepDims)
-        shape.push_back(1);
-    }
-    return ReduceOp::create(b, loc, in.clone(shape), ReductionKind::Sum, x,
-                            dims, keepDims);
-  }
-  /// Broadcasts `x` (same rank as `type`, size-1 or equal dims) to `type`.
-  Value broadcastSameRank(Value x, RankedTensorType type) {
-    if (x.getType() == type)
-      return x;
-    SmallVector<int64_t> dims =
-        llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
-    return BroadcastInDimOp::create(b, loc, type, x,
-                                    b.getDenseI64ArrayAttr(dims));
-  }
-  Value transpose(Value x, ArrayRef<int64_t> perm) {
-    RankedTensorType in = tensorTypeOf(x);
-    SmallVector<int64_t> shape;
-    for (int64_t p : perm)
-      shape.push_back(in.getDimSize(p));
-    return TransposeOp::create(b, loc, in.clone(shape), x,
-                               b.getDenseI64ArrayAttr(perm));
-  }
-  Value slice(Value x, ArrayRef<int64_t> start, ArrayRef<int64_t> limit) {
-    RankedTensorType in = tensorTypeOf(x);
-    SmallVector<int64_t> shape, stride(in.getRank(), 1);
-    for (int64_t d = 0; d < in.getRank(); ++d)
-      shape.push_back(limit[d] - start[d]);
-    return SliceOp::create(
-        b, loc, in.clone(shape), x, b.getDenseI64ArrayAttr(start),
-        b.getDenseI64ArrayAttr(limit), b.getDenseI64ArrayAttr(stride));
-  }
-  Value padZeros(Value x, Type type, ArrayRef<int64_t> low,
-                 ArrayRef<int64_t> high) {
-    return PadOp::create(b, loc, type, x, b.getDenseI64ArrayAttr(low),
-                         b.getDenseI64ArrayAttr(high), b.getF64FloatAttr(0.0));
-  }
-};
 
 /// The shape of `in` with the dims in `dims` set to 1.
 SmallVector<int64_t> keptShape(RankedTensorType in, ArrayRef<int64_t> dims) {
@@ -160,7 +50,7 @@ LogicalResult NegOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   operandGrads[0] = e.neg(g);
   return success();
 }
@@ -171,7 +61,7 @@ LogicalResult ExpOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   operandGrads[0] = e.mul(g, getOutput());
   return success();
 }
@@ -182,7 +72,7 @@ LogicalResult LogOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   operandGrads[0] = e.div(g, getInput());
   return success();
 }
@@ -193,7 +83,7 @@ LogicalResult SqrtOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   operandGrads[0] = e.div(g, e.scale(getOutput(), 2.0));
   return success();
 }
@@ -204,7 +94,7 @@ LogicalResult RsqrtOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   Value y = getOutput();
   Value y3 = e.mul(e.mul(y, y), y);
   operandGrads[0] = e.mul(g, e.scale(y3, -0.5));
@@ -217,7 +107,7 @@ LogicalResult TanhOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   Value y = getOutput();
   operandGrads[0] = e.mul(g, e.sub(e.splatLike(y, 1.0), e.mul(y, y)));
   return success();
@@ -229,7 +119,7 @@ LogicalResult ErfOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   Value x = getInput();
   const double twoOverSqrtPi = 1.12837916709551257390;
   Value d = e.scale(e.exp(e.neg(e.mul(x, x))), twoOverSqrtPi);
@@ -243,7 +133,7 @@ LogicalResult SigmoidOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   Value s = getOutput();
   operandGrads[0] = e.mul(g, e.mul(s, e.sub(e.splatLike(s, 1.0), s)));
   return success();
@@ -255,7 +145,7 @@ LogicalResult SiluOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   Value x = getInput();
   Value s = e.sigmoid(x);
   Value one = e.splatLike(x, 1.0);
@@ -270,7 +160,7 @@ LogicalResult ReluOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   Value x = getInput();
   Value positive = e.compare(CompareDirection::GT, x, e.zerosLike(x));
   operandGrads[0] = e.select(positive, g, e.zerosLike(g));
@@ -282,7 +172,7 @@ LogicalResult SinOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   operandGrads[0] = e.mul(g, e.cos(getInput()));
   return success();
 }
@@ -292,7 +182,7 @@ LogicalResult CosOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   operandGrads[0] = e.neg(e.mul(g, e.sin(getInput())));
   return success();
 }
@@ -305,7 +195,7 @@ LogicalResult GeluOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   Value x = getInput();
   Value one = e.splatLike(x, 1.0);
   Value x2 = e.mul(x, x);
@@ -358,7 +248,7 @@ LogicalResult SubOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g || !isFloatTensor(getLhs()))
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   operandGrads[0] = g;
   operandGrads[1] = e.neg(g);
   return success();
@@ -369,7 +259,7 @@ LogicalResult MulOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g || !isFloatTensor(getLhs()))
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   operandGrads[0] = e.mul(g, getRhs());
   operandGrads[1] = e.mul(g, getLhs());
   return success();
@@ -381,7 +271,7 @@ LogicalResult DivOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g || !isFloatTensor(getLhs()))
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   Value ga = e.div(g, getRhs());
   operandGrads[0] = ga;
   operandGrads[1] = e.neg(e.mul(ga, getOutput()));
@@ -390,7 +280,7 @@ LogicalResult DivOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
 
 /// Routes `g` to the selected operand of max/min; ties split half-half (as
 /// PyTorch's maximum/minimum). `lhsWins` is GT for max and LT for min.
-static void routeMinMax(Emitter &e, Value g, Value lhs, Value rhs,
+static void routeMinMax(OpEmitter &e, Value g, Value lhs, Value rhs,
                         CompareDirection lhsWins, CompareDirection rhsWins,
                         MutableArrayRef<Value> operandGrads) {
   Value zero = e.zerosLike(g);
@@ -406,7 +296,7 @@ LogicalResult MaxOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g || !isFloatTensor(getLhs()))
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   routeMinMax(e, g, getLhs(), getRhs(), CompareDirection::GT,
               CompareDirection::LT, operandGrads);
   return success();
@@ -417,7 +307,7 @@ LogicalResult MinOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g || !isFloatTensor(getLhs()))
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   routeMinMax(e, g, getLhs(), getRhs(), CompareDirection::LT,
               CompareDirection::GT, operandGrads);
   return success();
@@ -430,7 +320,7 @@ LogicalResult PowOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g || !isFloatTensor(getLhs()))
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   Value base = getLhs(), exponent = getRhs();
   Value zero = e.zerosLike(base), one = e.splatLike(base, 1.0);
   Value da = e.mul(exponent, e.pow(base, e.sub(exponent, one)));
@@ -488,7 +378,7 @@ LogicalResult SelectOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g || !isFloatTensor(getOnTrue()))
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   Value zero = e.zerosLike(g);
   operandGrads[1] = e.select(getCond(), g, zero);
   operandGrads[2] = e.select(getCond(), zero, g);
@@ -502,7 +392,7 @@ LogicalResult ConvertOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g || !isFloatTensor(getInput()) || !isFloatTensor(getOutput()))
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   operandGrads[0] = e.convert(g, getInput().getType());
   return success();
 }
@@ -512,7 +402,7 @@ LogicalResult ReduceOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g || !isFloatTensor(getInput()))
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   RankedTensorType in = tensorTypeOf(getInput());
   SmallVector<int64_t> kept = keptShape(in, getDims());
   // The gradient with the reduced dimensions kept as size 1.
@@ -545,7 +435,7 @@ LogicalResult CumsumOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g || !isFloatTensor(getInput()))
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   RankedTensorType type = tensorTypeOf(g);
   int64_t dim = getDim();
   Value total =
@@ -564,7 +454,7 @@ LogicalResult ReshapeOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g || !isFloatTensor(getInput()))
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   operandGrads[0] = e.reshape(g, getInput().getType());
   return success();
 }
@@ -574,7 +464,7 @@ LogicalResult TransposeOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g || !isFloatTensor(getInput()))
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   ArrayRef<int64_t> perm = getPermutation();
   SmallVector<int64_t> inverse(perm.size());
   for (auto [i, p] : llvm::enumerate(perm))
@@ -591,7 +481,7 @@ LogicalResult BroadcastInDimOp::buildVJP(OpBuilder &b,
   Value g = resultGrads[0];
   if (!g || !isFloatTensor(getInput()))
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   RankedTensorType in = tensorTypeOf(getInput()),
                    out = tensorTypeOf(getOutput());
   ArrayRef<int64_t> dims = getDims();
@@ -619,7 +509,7 @@ LogicalResult SliceOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
     return success();
   if (llvm::any_of(getStride(), [](int64_t s) { return s != 1; }))
     return emitOpError() << "no VJP rule for strided slices";
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   RankedTensorType in = tensorTypeOf(getInput());
   SmallVector<int64_t> high;
   for (int64_t d = 0; d < in.getRank(); ++d)
@@ -633,7 +523,7 @@ LogicalResult ConcatOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g || !isFloatTensor(getOutput()))
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   RankedTensorType out = tensorTypeOf(getOutput());
   int64_t dim = getDim(), offset = 0;
   for (auto [i, input] : llvm::enumerate(getInputs())) {
@@ -652,7 +542,7 @@ LogicalResult PadOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g || !isFloatTensor(getInput()))
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   RankedTensorType in = tensorTypeOf(getInput());
   SmallVector<int64_t> start(getLow()), limit;
   for (int64_t d = 0; d < in.getRank(); ++d)
@@ -681,7 +571,7 @@ LogicalResult LinearOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   Value x = getInput(), w = getWeight();
   RankedTensorType xt = tensorTypeOf(x), wt = tensorTypeOf(w),
                    yt = tensorTypeOf(g);
@@ -823,7 +713,7 @@ LogicalResult Conv2dOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   operandGrads[0] = grad.getInputGrad();
   operandGrads[1] = grad.getWeightGrad();
   if (getBias()) {
-    Emitter e{b, getLoc()};
+    OpEmitter e{b, getLoc()};
     operandGrads[2] = e.reduceSum(g, {0, 2, 3}, /*keepDims=*/false);
   }
   return success();
@@ -864,7 +754,7 @@ LogicalResult AllGatherOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   }
   // The ranks' bf16 (f16) cotangents are summed in f32, as mixed-precision
   // training reduces gradients (e.g. K and V gathered over cp).
-  Emitter e{b, getLoc()};
+  OpEmitter e{b, getLoc()};
   Value g = resultGrads[0];
   RankedTensorType sumType = inputType;
   if (element.getWidth() < 32) {
@@ -893,15 +783,23 @@ LogicalResult ReduceScatterOp::buildVJP(OpBuilder &b,
   return success();
 }
 
-// The result of a sum all_reduce is replicated, and so is its cotangent
-// (every rank seeds the same loss): each contribution gets it unchanged.
+// The result of an all_reduce is replicated, and so is its cotangent (every
+// rank seeds the same loss): a sum's contributions each get it unchanged.
 LogicalResult AllReduceOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                                     MutableArrayRef<Value> operandGrads) {
   if (!resultGrads[0])
     return success();
-  if (getKind() != ReductionKind::Sum)
-    return emitOpError() << "only a sum all_reduce is differentiable";
-  operandGrads[0] = resultGrads[0];
+  if (getKind() == ReductionKind::Sum) {
+    operandGrads[0] = resultGrads[0];
+    return success();
+  }
+  // Max or min: the cotangent goes to the ranks whose value is the result,
+  // whole to each on a tie (reduce's VJP splits it, which here would take a
+  // second collective to count the ranks; the one user, the stabilizing
+  // shift of loss-parallel cross-entropy, has a zero total gradient).
+  OpEmitter e{b, getLoc()};
+  Value hit = e.compare(CompareDirection::EQ, getInput(), getOutput());
+  operandGrads[0] = e.select(hit, resultGrads[0], e.zerosLike(getInput()));
   return success();
 }
 

@@ -79,9 +79,10 @@ void ShardingRule::print(raw_ostream &os) const {
                           os << factorName(f) << "=" << factors[f].size;
                         });
   os << "}";
-  for (auto [kind, name] : {std::pair{FactorKind::Reduction, "reduction"},
-                            std::pair{FactorKind::NeedReplication,
-                                      "need_replication"}}) {
+  for (auto [kind, name] :
+       {std::pair{FactorKind::Reduction, "reduction"},
+        std::pair{FactorKind::NeedReplication, "need_replication"},
+        std::pair{FactorKind::Handled, "handled"}}) {
     SmallVector<unsigned> of;
     for (unsigned f = 0; f < factors.size(); ++f)
       if (factors[f].kind == kind)

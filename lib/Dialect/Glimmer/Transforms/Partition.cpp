@@ -13,6 +13,7 @@
 
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 
+#include "PartitionHandlers.h"
 #include "ShardingFactors.h"
 
 #include "mlir/IR/Builders.h"
@@ -318,6 +319,45 @@ LogicalResult Partitioner::partition(Operation *op) {
     globalTypes[result] = global;
     result.setType(localType(global, l));
     layouts[result] = l;
+  }
+
+  // The vocabulary handlers (PartitionHandlers.h).
+  auto vocabSplit = [&](const ShardingRule::DimFactors &fs) -> Axes {
+    return fs.empty() ? Axes() : factorAxes[fs.front()];
+  };
+  if (auto embedding = dyn_cast<EmbeddingOp>(op)) {
+    Axes axes = vocabSplit(rule.getOperands()[0][0]);
+    if (!axes.empty()) {
+      Value y = embedding.getResult();
+      Value share = partitionVocabParallelEmbedding(
+          b, embedding, {meshRef, axes, axesSize(axes, mesh)});
+      // Copied first: inserting into the maps may move their entries.
+      Layout l = layouts[y];
+      RankedTensorType global = globalTypes[y];
+      layouts[share] = l;
+      globalTypes[share] = global;
+    }
+    return success();
+  }
+  if (auto ce = dyn_cast<CrossEntropyOp>(op)) {
+    Axes axes = vocabSplit(rule.getOperands()[0].back());
+    if (!axes.empty()) {
+      Value oldResults[] = {ce.getSum(), ce.getCount()};
+      SmallVector<std::pair<Layout, RankedTensorType>> kept;
+      for (Value r : oldResults)
+        kept.push_back({layouts[r], globalTypes[r]});
+      auto [sum, count] = partitionLossParallelCrossEntropy(
+          b, ce, {meshRef, axes, axesSize(axes, mesh)});
+      for (auto [v, k] : llvm::zip(SmallVector<Value>{sum, count}, kept)) {
+        layouts[v] = k.first;
+        globalTypes[v] = k.second;
+      }
+      for (Value r : oldResults) {
+        layouts.erase(r);
+        globalTypes.erase(r);
+      }
+    }
+    return success();
   }
 
   // A row-parallel projection's bias must be added once, after the sum of

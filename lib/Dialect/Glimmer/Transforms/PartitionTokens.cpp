@@ -69,9 +69,8 @@ struct Sharding {
 class Partitioner {
 public:
   Partitioner(func::FuncOp func, const SpmdContext &layout,
-              FlatSymbolRefAttr mesh, int64_t batch, int64_t seq)
-      : func(func), mesh(mesh), b(func.getContext()), batchSize(batch),
-        seqLen(seq) {
+              FlatSymbolRefAttr mesh, Value tokens)
+      : func(func), mesh(mesh), b(func.getContext()), roles(func, tokens) {
     cp = layout.cp();
     dp = layout.dpReplicate() * layout.dpShard();
     SmallVector<StringRef> dpNames, tokenNames;
@@ -150,7 +149,9 @@ private:
   func::FuncOp func;
   FlatSymbolRefAttr mesh;
   OpBuilder b;
-  int64_t batchSize, seqLen;
+  /// The batch and sequence dimensions of the values of the global
+  /// program, read before any op is lowered.
+  TokenDims roles;
   int64_t cp, dp;
   ArrayAttr dpAxes, cpAxes, tokenAxes;
   DenseMap<Value, Sharding> dims;
@@ -216,6 +217,15 @@ FailureOr<Sharding> Partitioner::combine(ValueRange operands, int64_t rank) {
 }
 
 LogicalResult Partitioner::run() {
+  if (Operation *mixer = roles.mixingOp()) {
+    SmallVector<StringRef> names;
+    for (Attribute a : tokenAxes)
+      names.push_back(cast<StringAttr>(a).getValue());
+    return mixer->emitOpError()
+           << "cannot be partitioned over " << llvm::join(names, ", ")
+           << ": it combines the batch and the sequence of the token ids, "
+              "so neither can be split";
+  }
   Block &body = func.getBody().front();
   if (cp == 1)
     shardPrepBoundaries();
@@ -245,12 +255,12 @@ void Partitioner::shardPrepBoundaries() {
     Value v = use->get();
     auto it = sharded.find(v);
     if (it == sharded.end()) {
-      ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
-      // [B, ..., T, ...] and the flattened [B*T, ...] (batch major, so the
-      // rank's samples are a contiguous piece of dimension 0).
-      bool tokenSide =
-          (findSequenceDim(shape, batchSize, seqLen) && shape[0] == batchSize) ||
-          isFlattenedTokens(shape, batchSize, seqLen);
+      // Dimension 0 is the batch, or the flattened [B*T, ...] tokens (batch
+      // major, so the rank's samples are a contiguous piece of it), by the
+      // ops' rules.
+      TokenDims::Role role = roles.role(v, 0);
+      bool tokenSide = role == TokenDims::Role::Batch ||
+                       role == TokenDims::Role::FlattenedTokens;
       Value s;
       if (tokenSide) {
         if (Operation *def = v.getDefiningOp())
@@ -273,8 +283,8 @@ LogicalResult Partitioner::lowerPermute(CpPermuteOp permute) {
   Value full = permute.getResult();
   auto type = cast<RankedTensorType>(full.getType());
   int64_t seqDim = permute.getDim();
-  bool hasBatch =
-      dp > 1 && seqDim != 0 && type.getDimSize(0) == batchSize;
+  bool hasBatch = dp > 1 && seqDim != 0 &&
+                  roles.role(full, 0) == TokenDims::Role::Batch;
   Location loc = permute.getLoc();
   Value samples, local;
   SmallVector<OpOperand *> uses;
@@ -684,7 +694,7 @@ struct PartitionTokensPass
                             "batch size";
         return signalPassFailure();
       }
-      Partitioner partitioner(func, layout, mesh, batch, type.getDimSize(1));
+      Partitioner partitioner(func, layout, mesh, tokens);
       if (failed(partitioner.run()))
         return signalPassFailure();
     }

@@ -55,8 +55,15 @@ struct PrepareCpInputsPass
              << " balancer with cp = " << cp << " needs " << chunks
              << " equal chunks)";
 
-    // Values computed from integer inputs and constants only.
+    // Values computed from integer inputs and constants only, and which of
+    // their dimensions are the sequence (by the ops' rules, not by size).
     llvm::DenseSet<Value> prep = computePrepValues(func);
+    TokenDims roles(func, tokens);
+    if (Operation *mixer = roles.mixingOp())
+      return mixer->emitOpError()
+             << "cannot be partitioned over cp: it combines the batch and "
+                "the sequence of the token ids, so the sequence cannot be "
+                "told apart";
 
     OpBuilder b(func.getContext());
     DenseMap<Value, Value> permuted;
@@ -66,26 +73,25 @@ struct PrepareCpInputsPass
         return it->second;
       auto type = cast<RankedTensorType>(v.getType());
       ArrayRef<int64_t> shape = type.getShape();
-      Value result;
       if (Operation *def = v.getDefiningOp())
         b.setInsertionPointAfter(def);
       else
         b.setInsertionPointToStart(&func.getBody().front());
-      auto permuteDim1 = [&](Value x) {
-        return CpPermuteOp::create(b, loc, x, int64_t(1), cp, balancer)
-            .getResult();
-      };
-      std::optional<int64_t> seqDim = findSequenceDim(shape, batch, seq);
-      if (seqDim) {
-        result = CpPermuteOp::create(b, loc, v, *seqDim, cp, balancer);
-      } else if (isFlattenedTokens(shape, batch, seq)) {
+      Value result;
+      // Every sequence dimension (a key-side table has one per attention
+      // side) follows the tokens' permutation.
+      for (int64_t d : roles.sequenceDims(v))
+        result = CpPermuteOp::create(b, loc, result ? result : v, d, cp,
+                                     balancer);
+      if (!result &&
+          roles.role(v, 0) == TokenDims::Role::FlattenedTokens) {
+        // [B*T, ...], batch major: permuted as [B, T, ...].
         SmallVector<int64_t> split{batch, seq};
         split.append(shape.begin() + 1, shape.end());
         Value s = ReshapeOp::create(
             b, loc, RankedTensorType::get(split, type.getElementType()), v);
-        result = ReshapeOp::create(b, loc, type, permuteDim1(s));
-      } else if (!shape.empty() && shape[0] == seq && batch == 1) {
-        result = CpPermuteOp::create(b, loc, v, int64_t(0), cp, balancer);
+        Value p = CpPermuteOp::create(b, loc, s, int64_t(1), cp, balancer);
+        result = ReshapeOp::create(b, loc, type, p);
       }
       permuted[v] = result;
       return result;

@@ -57,7 +57,7 @@ bool isTransparent(Operation *op) {
 
 /// Why the default plan makes a projection column-parallel.
 struct Reach {
-  enum Kind { None, Attention, Projection } kind = None;
+  enum Kind { None, Attention, Projection, Loss } kind = None;
   /// For attention: the heads the projection's features split into, and
   /// whether they are key/value heads.
   int64_t heads = 0;
@@ -102,6 +102,12 @@ public:
           found.kind = Reach::Attention;
           found.heads = heads;
           found.keyValue = index > 0;
+          return found;
+        }
+        // The output projection: vocab-parallel, with a loss-parallel
+        // cross-entropy.
+        if (isa<CrossEntropyOp>(user) && index == 0) {
+          found.kind = Reach::Loss;
           return found;
         }
         if (isa<LinearOp>(user) && index == 0 && user != proj) {
@@ -286,6 +292,67 @@ struct SeedShardingPass
     }
   }
 
+  /// Embedding tables: the token embedding is vocab-parallel by default
+  /// (its rows split over tp; the partitioner makes the ids local and sums
+  /// the ranks' shares). It is the lookup whose ids are a data input; a
+  /// vision encoder's position table, read with ids from a buffer or the
+  /// program, stays replicated. In a plan file, "rowwise" splits a table's
+  /// rows (the vocabulary) and "colwise" its columns (the hidden features).
+  template <typename ShardingFn>
+  LogicalResult seedEmbeddings(func::FuncOp func,
+                               MutableArrayRef<PlanEntry> plan, int64_t tp,
+                               ShardingFn sharding) {
+    auto isDataInput = [&](Value ids) {
+      // Through the CP permutation and the batch and sequence splits.
+      while (Operation *def = ids.getDefiningOp()) {
+        if (!isa<CpPermuteOp, LocalShardOp, ReshapeOp>(def))
+          return false;
+        ids = def->getOperand(0);
+      }
+      auto arg = cast<BlockArgument>(ids);
+      return arg.getOwner()->getParentOp() == func &&
+             func.getArgAttr(arg.getArgNumber(), "glimmer.input");
+    };
+    WalkResult walk = func.walk([&](EmbeddingOp op) {
+      auto table = dyn_cast<BlockArgument>(op.getTable());
+      if (!table || table.getOwner()->getParentOp() != func)
+        return WalkResult::advance();
+      unsigned arg = table.getArgNumber();
+      auto name = func.getArgAttrOfType<StringAttr>(arg, "glimmer.param");
+      if (!name || func.getArgAttr(arg, "glimmer.sharding"))
+        return WalkResult::advance();
+      std::optional<Style> style;
+      if (!plan.empty()) {
+        for (PlanEntry &e : plan)
+          if (e.glob.match(name.getValue())) {
+            e.used = true;
+            style = e.style;
+            break;
+          }
+      } else if (isDataInput(op.getIds())) {
+        style = Style::Rowwise;
+      }
+      if (!style || *style == Style::Replicate)
+        return WalkResult::advance();
+      bool rows = *style == Style::Rowwise;
+      int64_t size = op.getTable().getType().getDimSize(rows ? 0 : 1);
+      if (size % tp != 0) {
+        op.emitError() << "cannot split the "
+                       << (rows ? "vocabulary of " : "hidden size of ")
+                       << size << (rows ? " tokens" : "")
+                       << " of the embedding '" << name.getValue()
+                       << "' over tp = " << tp
+                       << (rows ? " (vocab-parallel)" : " (column-parallel)")
+                       << ": choose a tp that divides " << size
+                       << " (or replicate it with --tp-plan)";
+        return WalkResult::interrupt();
+      }
+      func.setArgAttr(arg, "glimmer.sharding", sharding({rows, !rows}));
+      return WalkResult::advance();
+    });
+    return failure(walk.wasInterrupted());
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SpmdAttr spmd = requireRecordedSpmd(module, getArgument());
@@ -362,6 +429,15 @@ struct SeedShardingPass
                 << " (or replicate it with --tp-plan)";
             return signalPassFailure();
           }
+          if (features % tp != 0 && reach.kind == Reach::Loss) {
+            p.op.emitError()
+                << "cannot split the vocabulary of " << features
+                << " tokens of the output projection '" << p.name
+                << "' over tp = " << tp
+                << " (vocab-parallel): choose a tp that divides " << features
+                << " (or replicate it with --tp-plan)";
+            return signalPassFailure();
+          }
           if (features % tp != 0) {
             p.op.emitError()
                 << "cannot split the " << features
@@ -394,15 +470,17 @@ struct SeedShardingPass
             func.setArgAttr(b.getArgNumber(), "glimmer.sharding",
                             sharding({true}));
       }
+      if (failed(seedEmbeddings(func, plan, tp, sharding)))
+        return signalPassFailure();
       if (layout.sp)
         seedSequenceParallel(func, columnParallel, tp, mesh);
     }
     for (const PlanEntry &e : plan)
       if (!e.used) {
         module.emitError() << "the TP plan pattern '" << e.pattern
-                           << "' matches no linear weight; the weights are "
-                              "named by their state_dict keys (e.g. "
-                              "'layers.0.attention.wq.weight')";
+                           << "' matches no linear weight or embedding "
+                              "table; they are named by their state_dict "
+                              "keys (e.g. 'layers.0.attention.wq.weight')";
         return signalPassFailure();
       }
   }

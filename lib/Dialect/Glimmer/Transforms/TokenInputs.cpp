@@ -6,6 +6,7 @@
 
 using namespace mlir;
 using namespace glimmer;
+using namespace glimmer::detail;
 
 static bool isIntegerTensor(Type t) {
   auto tensor = dyn_cast<RankedTensorType>(t);
@@ -78,21 +79,107 @@ glimmer::detail::findPrepBoundaries(func::FuncOp func,
   return uses;
 }
 
-std::optional<int64_t>
-glimmer::detail::findSequenceDim(ArrayRef<int64_t> shape, int64_t batch,
-                                 int64_t seq) {
-  if (shape.empty() || (shape[0] != 1 && shape[0] != batch))
-    return std::nullopt;
-  for (int64_t d = 1; d < int64_t(shape.size()); ++d) {
-    if (shape[d] == seq)
-      return d;
-    if (shape[d] != 1 && shape[d] != batch)
-      break;
+unsigned TokenDims::node(Value v, int64_t dim) {
+  auto [it, inserted] = nodes.try_emplace({v, dim}, numNodes);
+  if (inserted) {
+    classes.insert(numNodes);
+    ++numNodes;
   }
-  return std::nullopt;
+  return it->second;
 }
 
-bool glimmer::detail::isFlattenedTokens(ArrayRef<int64_t> shape,
-                                        int64_t batch, int64_t seq) {
-  return !shape.empty() && shape[0] == batch * seq && batch > 1;
+TokenDims::TokenDims(func::FuncOp func, Value tokens) {
+  auto mixesTokens = [&] {
+    auto b = nodes.find({tokens, 0}), t = nodes.find({tokens, 1});
+    return b != nodes.end() && t != nodes.end() &&
+           classes.isEquivalent(b->second, t->second);
+  };
+  func.walk([&](ShardingRuleOpInterface iface) {
+    Operation *op = iface;
+    ShardingRule rule = iface.getShardingRule();
+    unsigned numOperands = op->getNumOperands();
+    // One node per factor of this op; every dimension that is exactly that
+    // factor joins it.
+    SmallVector<unsigned> factorNodes;
+    for (unsigned f = 0; f < rule.getFactors().size(); ++f) {
+      classes.insert(numNodes);
+      factorNodes.push_back(numNodes++);
+    }
+    for (unsigned t = 0; t < rule.getNumTensors(); ++t) {
+      Value v = t < numOperands ? op->getOperand(t)
+                                : op->getResult(t - numOperands);
+      for (auto [d, fs] : llvm::enumerate(rule.getTensor(t))) {
+        if (fs.empty())
+          continue;
+        unsigned n = node(v, d);
+        if (fs.size() == 1) {
+          classes.unionSets(n, factorNodes[fs.front()]);
+          continue;
+        }
+        Merged m{n, {}, {}};
+        for (unsigned f : fs) {
+          m.parts.push_back(factorNodes[f]);
+          m.sizes.push_back(rule.getFactor(f).size);
+        }
+        merged.push_back(std::move(m));
+      }
+    }
+    if (!mixer && mixesTokens())
+      mixer = op;
+  });
+  // Two merges of one dimension into factors of the same sizes split it
+  // the same way: a [B*T] reshaped back to [B, T] is the batch and the
+  // sequence again. Joined pairwise until nothing changes.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (unsigned i = 0; i < merged.size(); ++i)
+      for (unsigned j = i + 1; j < merged.size(); ++j) {
+        const Merged &a = merged[i], &c = merged[j];
+        if (a.sizes != c.sizes || !classes.isEquivalent(a.node, c.node))
+          continue;
+        for (auto [x, y] : llvm::zip(a.parts, c.parts))
+          if (!classes.isEquivalent(x, y)) {
+            classes.unionSets(x, y);
+            changed = true;
+          }
+      }
+  }
+  if (!mixer && mixesTokens())
+    mixer = func;
+  auto type = cast<RankedTensorType>(tokens.getType());
+  // A size-1 batch has no factor: no dimension is the batch then.
+  if (type.getDimSize(0) != 1)
+    batch = classes.getLeaderValue(node(tokens, 0));
+  sequence = classes.getLeaderValue(node(tokens, 1));
+}
+
+unsigned TokenDims::leaderOf(Value v, int64_t dim) const {
+  auto it = nodes.find({v, dim});
+  return it == nodes.end() ? kNone : classes.getLeaderValue(it->second);
+}
+
+TokenDims::Role TokenDims::role(Value v, int64_t dim) const {
+  unsigned leader = leaderOf(v, dim);
+  if (leader == kNone)
+    return Role::Other;
+  if (leader == sequence)
+    return Role::Sequence;
+  if (leader == batch)
+    return Role::Batch;
+  if (batch == kNone)
+    return Role::Other;
+  for (const Merged &m : merged)
+    if (classes.getLeaderValue(m.node) == leader && m.parts.size() == 2 &&
+        classes.getLeaderValue(m.parts[0]) == batch &&
+        classes.getLeaderValue(m.parts[1]) == sequence)
+      return Role::FlattenedTokens;
+  return Role::Other;
+}
+
+SmallVector<int64_t> TokenDims::sequenceDims(Value v) const {
+  SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < cast<RankedTensorType>(v.getType()).getRank(); ++d)
+    if (role(v, d) == Role::Sequence)
+      dims.push_back(d);
+  return dims;
 }

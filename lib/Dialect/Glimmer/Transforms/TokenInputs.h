@@ -13,8 +13,7 @@
 #include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
-
-#include <optional>
+#include "llvm/ADT/EquivalenceClasses.h"
 
 namespace glimmer::detail {
 
@@ -39,17 +38,47 @@ llvm::SmallVector<mlir::OpOperand *>
 findPrepBoundaries(mlir::func::FuncOp func,
                    const llvm::DenseSet<mlir::Value> &prep);
 
-/// The sequence dimension of a value of this shape, for a batch of `batch`
-/// sequences of `seq` tokens: the first dimension past the leading
-/// batch-like ones (size `batch` or 1) that has the sequence length, when
-/// the leading dimension is `batch` or 1. nullopt when the value does not
-/// have that form.
-std::optional<int64_t> findSequenceDim(llvm::ArrayRef<int64_t> shape,
-                                       int64_t batch, int64_t seq);
+/// Which dimensions of the program's values are the token ids' batch and
+/// sequence. Read off the ops' sharding rules, never off sizes: a dimension
+/// made of one factor of an op is the same index space as every other
+/// dimension made of that factor, so the token ids' dimensions 0 and 1 are
+/// followed through every op (a weight whose size happens to equal the
+/// sequence length is not the sequence). A dimension that merges the batch
+/// and the sequence, batch major (`[B, T, V] -> [B*T, V]`), is the
+/// flattened tokens.
+class TokenDims {
+public:
+  enum class Role { Other, Batch, Sequence, FlattenedTokens };
 
-/// Whether dimension 0 is the flattened `batch * seq` tokens (batch major).
-bool isFlattenedTokens(llvm::ArrayRef<int64_t> shape, int64_t batch,
-                       int64_t seq);
+  TokenDims(mlir::func::FuncOp func, mlir::Value tokens);
+
+  Role role(mlir::Value v, int64_t dim) const;
+  /// The op that makes the token ids' batch and sequence one index space
+  /// (an elementwise op on a value and its transpose), after which no
+  /// dimension can be told apart; null when there is none.
+  mlir::Operation *mixingOp() const { return mixer; }
+  /// The dimensions of `v` that are the sequence, in order.
+  llvm::SmallVector<int64_t> sequenceDims(mlir::Value v) const;
+
+private:
+  unsigned node(mlir::Value v, int64_t dim);
+  unsigned leaderOf(mlir::Value v, int64_t dim) const;
+
+  llvm::EquivalenceClasses<unsigned> classes;
+  llvm::DenseMap<std::pair<mlir::Value, int64_t>, unsigned> nodes;
+  unsigned numNodes = 0;
+  /// A dimension made of several factors: its node, and its factors'
+  /// nodes and sizes, major to minor.
+  struct Merged {
+    unsigned node;
+    llvm::SmallVector<unsigned, 2> parts;
+    llvm::SmallVector<int64_t, 2> sizes;
+  };
+  llvm::SmallVector<Merged> merged;
+  static constexpr unsigned kNone = ~0u;
+  unsigned batch = kNone, sequence = kNone;
+  mlir::Operation *mixer = nullptr;
+};
 
 } // namespace glimmer::detail
 

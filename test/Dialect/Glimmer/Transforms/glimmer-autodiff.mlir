@@ -180,3 +180,22 @@ module {
     return %s : tensor<f32>
   }
 }
+
+// -----
+
+// A max all-reduce (loss-parallel cross-entropy's shift): the cotangent
+// goes to the ranks whose value is the maximum, zero elsewhere.
+// SGD-LABEL: func.func @grad_step
+// SGD: %[[M:.*]] = glimmer.all_reduce max %[[LOCAL:.*]] on @mesh ["tp"] : tensor<4xf32>
+// SGD: %[[HIT:.*]] = glimmer.compare eq, %[[LOCAL]], %[[M]] : tensor<4xf32>
+// SGD: glimmer.select %[[HIT]], %{{.*}}, %{{.*}} : tensor<4xi1>, tensor<4xf32>
+// SGD-LABEL: func.func @apply_step
+module {
+  glimmer.mesh @mesh = <["tp"=2]>
+  func.func @forward(%x: tensor<4xf32> {glimmer.param = "x"}) -> tensor<f32> {
+    %e = glimmer.exp %x : tensor<4xf32>
+    %m = glimmer.all_reduce max %e on @mesh ["tp"] : tensor<4xf32>
+    %s = glimmer.reduce sum %m dims = [0] : tensor<4xf32> -> tensor<f32>
+    return %s : tensor<f32>
+  }
+}

@@ -97,12 +97,13 @@ module attributes {glimmer.spmd = #glimmer.spmd<"dp_shard=2">} {
 // -----
 
 // Operands whose batch runs along different dimensions (samples against
-// positions) cannot be combined elementwise.
+// positions) cannot be combined elementwise: the op makes the batch and the
+// sequence one index space.
 module attributes {glimmer.spmd = #glimmer.spmd<"dp_shard=2">} {
   func.func @mixed_layouts(%tokens: tensor<4x4xi64>, %table: tensor<16x8xf32>) -> tensor<4x4x8xf32> {
     %e = glimmer.embedding %table, %tokens : tensor<16x8xf32>, tensor<4x4xi64> -> tensor<4x4x8xf32>
     %t = glimmer.transpose %e permutation = [1, 0, 2] : tensor<4x4x8xf32> -> tensor<4x4x8xf32>
-    // expected-error @+1 {{'glimmer.add' op cannot be partitioned over dp_shard: operands are split along different dimensions}}
+    // expected-error @+1 {{'glimmer.add' op cannot be partitioned over dp_shard: it combines the batch and the sequence of the token ids, so neither can be split}}
     %s = glimmer.add %e, %t : tensor<4x4x8xf32>
     return %s : tensor<4x4x8xf32>
   }

@@ -199,3 +199,28 @@ module attributes {glimmer.spmd = #glimmer.spmd<"dp_shard=2,cp=2">} {
     return %loss : tensor<f32>
   }
 }
+
+// -----
+
+// Regression: without cp, the values cut to the rank's samples are those
+// whose dimension 0 is the batch by the ops' rules, not by size. A constant
+// [2, 8] weight of a batch of 2 sequences of 8 tokens (its 2 output
+// features) stays whole; the folded position table [2, 8, 1] that is added
+// to the activations is cut to the rank's sample.
+// CHECK-LABEL: func.func @weight_as_wide_as_the_batch
+// CHECK-DAG: %[[W:.*]] = glimmer.constant dense<{{.*}}> : tensor<2x8xf32>
+// CHECK-DAG: %[[POS:.*]] = glimmer.constant dense<{{.*}}> : tensor<2x8x1xf32>
+// CHECK-DAG: glimmer.local_shard %[[POS]] on @mesh ["dp_shard"] dim = 0 : tensor<2x8x1xf32> -> tensor<1x8x1xf32>
+// CHECK-DAG: glimmer.linear %{{.*}}, %[[W]] : tensor<1x8x8xf32>, tensor<2x8xf32> -> tensor<1x8x2xf32>
+// CHECK-NOT: glimmer.local_shard %[[W]]
+module attributes {glimmer.spmd = #glimmer.spmd<"dp_shard=2">} {
+  func.func @weight_as_wide_as_the_batch(%tokens: tensor<2x8xi64> {glimmer.input = "tokens"}, %table: tensor<16x8xf32> {glimmer.param = "emb"}) -> tensor<2x8x2xf32> {
+    %w = glimmer.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [8.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0]]> : tensor<2x8xf32>
+    %pos = glimmer.constant dense<[[[0.0], [1.0], [2.0], [3.0], [4.0], [5.0], [6.0], [7.0]], [[0.0], [1.0], [2.0], [3.0], [0.0], [1.0], [2.0], [3.0]]]> : tensor<2x8x1xf32>
+    %e = glimmer.embedding %table, %tokens : tensor<16x8xf32>, tensor<2x8xi64> -> tensor<2x8x8xf32>
+    %pb = glimmer.broadcast_in_dim %pos dims = [0, 1, 2] : tensor<2x8x1xf32> -> tensor<2x8x8xf32>
+    %x = glimmer.add %e, %pb : tensor<2x8x8xf32>
+    %y = glimmer.linear %x, %w : tensor<2x8x8xf32>, tensor<2x8xf32> -> tensor<2x8x2xf32>
+    return %y : tensor<2x8x2xf32>
+  }
+}

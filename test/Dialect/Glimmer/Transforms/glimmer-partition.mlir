@@ -147,3 +147,74 @@ module attributes {glimmer.spmd = #glimmer.spmd<"tp=2,sp">} {
     return %s : tensor<2x16x32xf32>
   }
 }
+
+// -----
+
+// Vocab-parallel embedding (handler): the rank holds 32 of the 64 rows. Its
+// first row comes from its piece of [0, 32]; the ids are made local and
+// clamped, the rows another rank holds are zeroed, and the shares are summed
+// where a replicated value is needed.
+// CHECK-LABEL: func.func @vocab_parallel_embedding
+// CHECK-SAME: %arg1: tensor<32x16xf32> {glimmer.param = "tok", glimmer.sharded_axes = ["tp"], glimmer.sharded_dim = 0 : i64}
+// CHECK: %[[STARTS:.*]] = glimmer.constant dense<[0, 32]> : tensor<2xi64>
+// CHECK: %[[MINE:.*]] = glimmer.local_shard %[[STARTS]] on @mesh ["tp"] dim = 0 : tensor<2xi64> -> tensor<1xi64>
+// CHECK: %[[OFF:.*]] = glimmer.reshape %[[MINE]] : tensor<1xi64> -> tensor<i64>
+// CHECK: %[[OFFB:.*]] = glimmer.broadcast_in_dim %[[OFF]] dims = [] : tensor<i64> -> tensor<2x8xi64>
+// CHECK: %[[REL:.*]] = glimmer.sub %arg0, %[[OFFB]] : tensor<2x8xi64>
+// CHECK: %[[LO:.*]] = glimmer.max %[[REL]], %{{.*}} : tensor<2x8xi64>
+// CHECK: %[[ROW:.*]] = glimmer.min %[[LO]], %{{.*}} : tensor<2x8xi64>
+// CHECK: %[[IN:.*]] = glimmer.compare eq, %[[ROW]], %[[REL]] : tensor<2x8xi64>
+// CHECK: %[[E:.*]] = glimmer.embedding %arg1, %[[ROW]] : tensor<32x16xf32>, tensor<2x8xi64> -> tensor<2x8x16xf32>
+// CHECK: %[[KEEP:.*]] = glimmer.broadcast_in_dim %[[IN]] dims = [0, 1] : tensor<2x8xi1> -> tensor<2x8x16xi1>
+// CHECK: %[[SHARE:.*]] = glimmer.select %[[KEEP]], %[[E]], %{{.*}} : tensor<2x8x16xi1>, tensor<2x8x16xf32>
+// CHECK: %[[SUM:.*]] = glimmer.all_reduce sum %[[SHARE]] on @mesh ["tp"] : tensor<2x8x16xf32>
+// CHECK: return %[[SUM]]
+module attributes {glimmer.spmd = #glimmer.spmd<"tp=2">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=2, "pp"=1]>
+  func.func @vocab_parallel_embedding(%ids: tensor<2x8xi64>,
+      %tok: tensor<64x16xf32> {glimmer.param = "tok", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {}]>}) -> tensor<2x8x16xf32> {
+    %e = glimmer.embedding %tok, %ids : tensor<64x16xf32>, tensor<2x8xi64> -> tensor<2x8x16xf32>
+    return %e : tensor<2x8x16xf32>
+  }
+}
+
+// -----
+
+// Loss-parallel cross-entropy (handler): the logits of a column-parallel
+// output projection stay split over the vocabulary (16 of 32 per rank).
+// Each token's log-sum-exp combines the ranks' maxima (all-reduce max, used
+// through pvary in the rank's exponentials) and sums; the label's logit
+// comes from the rank holding its row; no rank gathers the logits.
+// CHECK-LABEL: func.func @loss_parallel_cross_entropy
+// CHECK-NOT: glimmer.all_gather
+// CHECK: %[[LOGITS:.*]] = glimmer.linear %{{.*}}, %arg1 : tensor<8x16xf32>, tensor<16x16xf32> -> tensor<8x16xf32>
+// CHECK: %[[LMAX:.*]] = glimmer.reduce max %[[LOGITS]] dims = [1] : tensor<8x16xf32> -> tensor<8xf32>
+// CHECK: %[[MAX:.*]] = glimmer.all_reduce max %[[LMAX]] on @mesh ["tp"] : tensor<8xf32>
+// CHECK: %[[SHIFT:.*]] = glimmer.pvary %[[MAX]] on @mesh ["tp"] : tensor<8xf32>
+// CHECK: %[[LSUM:.*]] = glimmer.reduce sum %{{.*}} dims = [1] : tensor<8x16xf32> -> tensor<8xf32>
+// CHECK: %[[TOTAL:.*]] = glimmer.all_reduce sum %[[LSUM]] on @mesh ["tp"] : tensor<8xf32>
+// CHECK: %[[LOG:.*]] = glimmer.log %[[TOTAL]] : tensor<8xf32>
+// CHECK: %[[LSE:.*]] = glimmer.add %[[LOG]], %[[MAX]] : tensor<8xf32>
+// CHECK: glimmer.constant dense<[0, 16]> : tensor<2xi64>
+// CHECK: %[[COLS:.*]] = glimmer.iota dim = 1 : tensor<8x16xi64>
+// CHECK: %[[LT:.*]] = glimmer.reduce sum %{{.*}} dims = [1] : tensor<8x16xf32> -> tensor<8xf32>
+// CHECK: %[[MT:.*]] = glimmer.select %{{.*}}, %[[LT]], %{{.*}} : tensor<8xi1>, tensor<8xf32>
+// CHECK: %[[TARGET:.*]] = glimmer.all_reduce sum %[[MT]] on @mesh ["tp"] : tensor<8xf32>
+// CHECK: %[[VALID:.*]] = glimmer.compare ne, %arg2, %{{.*}} : tensor<8xi64>
+// CHECK: %[[NLL:.*]] = glimmer.sub %[[LSE]], %[[TARGET]] : tensor<8xf32>
+// CHECK: %[[LOSSES:.*]] = glimmer.select %[[VALID]], %[[NLL]], %{{.*}} : tensor<8xi1>, tensor<8xf32>
+// CHECK: %[[SUM:.*]] = glimmer.reduce sum %[[LOSSES]] dims = [0] : tensor<8xf32> -> tensor<f32>
+// CHECK: %[[ONES:.*]] = glimmer.convert %[[VALID]] : tensor<8xi1> to tensor<8xi64>
+// CHECK: %[[COUNT:.*]] = glimmer.reduce sum %[[ONES]] dims = [0] : tensor<8xi64> -> tensor<i64>
+// CHECK-NOT: glimmer.cross_entropy
+// CHECK: return %[[SUM]], %[[COUNT]]
+module attributes {glimmer.spmd = #glimmer.spmd<"tp=2">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=2, "pp"=1]>
+  func.func @loss_parallel_cross_entropy(%h: tensor<8x16xf32>,
+      %wout: tensor<32x16xf32> {glimmer.param = "lm_head", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {}]>},
+      %labels: tensor<8xi64>) -> (tensor<f32>, tensor<i64>) {
+    %logits = glimmer.linear %h, %wout : tensor<8x16xf32>, tensor<32x16xf32> -> tensor<8x32xf32>
+    %sum, %count = glimmer.cross_entropy %logits, %labels ignore_index = -100 : tensor<8x32xf32>, tensor<8xi64> -> tensor<f32>, tensor<i64>
+    return %sum, %count : tensor<f32>, tensor<i64>
+  }
+}

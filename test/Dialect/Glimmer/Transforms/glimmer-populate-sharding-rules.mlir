@@ -217,9 +217,9 @@ func.func @rule_attention_gqa(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>
 // -----
 
 // Cross-entropy sums over every token (reductions: split tokens give partial
-// sums and counts); the vocabulary is needed whole.
+// sums and counts); a split vocabulary is handled (loss-parallel).
 // CHECK-LABEL: func.func @rule_cross_entropy
-// CHECK: glimmer.cross_entropy {{.*}}glimmer.sharding_rule = "([i, j, k], [i, j]) -> ([], []) {i=2, j=8, k=32} reduction={i, j} need_replication={k}"
+// CHECK: glimmer.cross_entropy {{.*}}glimmer.sharding_rule = "([i, j, k], [i, j]) -> ([], []) {i=2, j=8, k=32} reduction={i, j} handled={k}"
 func.func @rule_cross_entropy(%logits: tensor<2x8x32xf32>, %labels: tensor<2x8xi64>) -> tensor<f32> {
   %sum, %count = glimmer.cross_entropy %logits, %labels ignore_index = -100 : tensor<2x8x32xf32>, tensor<2x8xi64> -> tensor<f32>, tensor<i64>
   return %sum : tensor<f32>
@@ -228,9 +228,10 @@ func.func @rule_cross_entropy(%logits: tensor<2x8x32xf32>, %labels: tensor<2x8xi
 // -----
 
 // Embedding: ids pass through, the hidden size follows the table's columns,
-// the vocabulary (gathered from) is needed whole.
+// the vocabulary is a contraction (onehot(ids) @ table: vocab-parallel rows
+// give partial sums).
 // CHECK-LABEL: func.func @rule_embedding
-// CHECK: glimmer.embedding {{.*}}glimmer.sharding_rule = "([k, l], [i, j]) -> ([i, j, l]) {i=2, j=16, k=64, l=32} need_replication={k}"
+// CHECK: glimmer.embedding {{.*}}glimmer.sharding_rule = "([k, l], [i, j]) -> ([i, j, l]) {i=2, j=16, k=64, l=32} reduction={k}"
 func.func @rule_embedding(%table: tensor<64x32xf32>, %ids: tensor<2x16xi64>) -> tensor<2x16x32xf32> {
   %0 = glimmer.embedding %table, %ids : tensor<64x32xf32>, tensor<2x16xi64> -> tensor<2x16x32xf32>
   return %0 : tensor<2x16x32xf32>

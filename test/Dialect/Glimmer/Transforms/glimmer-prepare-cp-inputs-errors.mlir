@@ -34,3 +34,17 @@ module attributes {glimmer.spmd = #glimmer.spmd<"cp=2">} {
 // expected-error @+1 {{'glimmer-prepare-cp-inputs' needs the SPMD layout recorded on the module}}
 module {
 }
+
+// -----
+
+// An op that adds activations to their transpose makes the batch and the
+// sequence one index space: which dimension to permute cannot be told.
+module attributes {glimmer.spmd = #glimmer.spmd<"cp=2">} {
+  func.func @batch_and_sequence_mixed(%tokens: tensor<4x4xi64>, %table: tensor<16x8xf32>) -> tensor<4x4x8xf32> {
+    %e = glimmer.embedding %table, %tokens : tensor<16x8xf32>, tensor<4x4xi64> -> tensor<4x4x8xf32>
+    %t = glimmer.transpose %e permutation = [1, 0, 2] : tensor<4x4x8xf32> -> tensor<4x4x8xf32>
+    // expected-error @+1 {{'glimmer.add' op cannot be partitioned over cp: it combines the batch and the sequence of the token ids, so the sequence cannot be told apart}}
+    %s = glimmer.add %e, %t : tensor<4x4x8xf32>
+    return %s : tensor<4x4x8xf32>
+  }
+}

@@ -55,3 +55,30 @@ module attributes {glimmer.spmd = #glimmer.spmd<"dp_shard=2">} {
     return %e : tensor<2x8x4xf32>
   }
 }
+
+// -----
+
+// Regression: which dimensions follow the tokens' permutation is read off
+// the ops (their sharding rules), not off sizes. With one sample of T = 8
+// tokens, a constant [8, 4] weight (dimension 0: its 8 output features, as
+// long as the sequence) was permuted along dimension 0; it is not. A
+// position table folded into a constant ([1, 8, 1], added to the tokens'
+// activations) is permuted along its sequence dimension.
+// CHECK-LABEL: func.func @weight_as_long_as_the_sequence
+// CHECK-DAG: %[[W:.*]] = glimmer.constant dense<{{.*}}> : tensor<8x4xf32>
+// CHECK-DAG: %[[POS:.*]] = glimmer.constant dense<{{.*}}> : tensor<1x8x1xf32>
+// CHECK-DAG: %[[PP:.*]] = glimmer.cp_permute %[[POS]] dim = 1 cp = 2 balancer = head_tail : tensor<1x8x1xf32>
+// CHECK-DAG: glimmer.broadcast_in_dim %[[PP]]
+// CHECK-DAG: glimmer.linear %{{.*}}, %[[W]] : tensor<1x8x4xf32>, tensor<8x4xf32> -> tensor<1x8x8xf32>
+// CHECK-NOT: glimmer.cp_permute %[[W]]
+module attributes {glimmer.spmd = #glimmer.spmd<"cp=2">} {
+  func.func @weight_as_long_as_the_sequence(%tokens: tensor<1x8xi64> {glimmer.input = "tokens"}, %table: tensor<16x4xf32>) -> tensor<1x8x8xf32> {
+    %w = glimmer.constant dense<[[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]> : tensor<8x4xf32>
+    %pos = glimmer.constant dense<[[[0.0], [1.0], [2.0], [3.0], [4.0], [5.0], [6.0], [7.0]]]> : tensor<1x8x1xf32>
+    %e = glimmer.embedding %table, %tokens : tensor<16x4xf32>, tensor<1x8xi64> -> tensor<1x8x4xf32>
+    %pb = glimmer.broadcast_in_dim %pos dims = [0, 1, 2] : tensor<1x8x1xf32> -> tensor<1x8x4xf32>
+    %x = glimmer.add %e, %pb : tensor<1x8x4xf32>
+    %y = glimmer.linear %x, %w : tensor<1x8x4xf32>, tensor<8x4xf32> -> tensor<1x8x8xf32>
+    return %y : tensor<1x8x8xf32>
+  }
+}

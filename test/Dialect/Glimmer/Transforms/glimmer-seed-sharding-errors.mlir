@@ -5,7 +5,7 @@
 // RUN: not glimmer-opt %s -split-input-file -glimmer-seed-sharding=tp-plan=%S/Inputs/tp-plan-malformed.json 2>&1 | FileCheck %s --check-prefix=JSON
 // RUN: not glimmer-opt %s -split-input-file -glimmer-seed-sharding=tp-plan=%S/Inputs/no-such-plan.json 2>&1 | FileCheck %s --check-prefix=MISSING
 
-// UNUSED: error: the TP plan pattern 'decoder.*.q_proj.weight' matches no linear weight; the weights are named by their state_dict keys (e.g. 'layers.0.attention.wq.weight')
+// UNUSED: error: the TP plan pattern 'decoder.*.q_proj.weight' matches no linear weight or embedding table; they are named by their state_dict keys (e.g. 'layers.0.attention.wq.weight')
 // STYLE: error: the TP plan '{{.*}}tp-plan-bad-style.json' gives pattern 'layers.*.wq' an unknown style (expected "colwise", "rowwise" or "replicate")
 // JSON: error: the TP plan '{{.*}}tp-plan-malformed.json' is not valid JSON:
 // MISSING: error: cannot read the TP plan '{{.*}}no-such-plan.json': No such file or directory
@@ -51,5 +51,30 @@ module attributes {glimmer.spmd = #glimmer.spmd<"tp=3">} {
     %g = glimmer.gelu %h : tensor<8x64xf32>
     %y = glimmer.linear %g, %w2 : tensor<8x64xf32>, tensor<32x64xf32> -> tensor<8x32xf32>
     return %y : tensor<8x32xf32>
+  }
+}
+
+// -----
+
+// A vocabulary that tp does not divide: the token embedding's.
+module attributes {glimmer.spmd = #glimmer.spmd<"tp=3">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=3, "pp"=1]>
+  func.func @embedding_vocab_not_divisible(%ids: tensor<8xi64> {glimmer.input = "tokens"}, %tok: tensor<64x32xf32> {glimmer.param = "tok_embeddings.weight"}) -> tensor<8x32xf32> {
+    // expected-error @+1 {{cannot split the vocabulary of 64 tokens of the embedding 'tok_embeddings.weight' over tp = 3 (vocab-parallel): choose a tp that divides 64 (or replicate it with --tp-plan)}}
+    %e = glimmer.embedding %tok, %ids : tensor<64x32xf32>, tensor<8xi64> -> tensor<8x32xf32>
+    return %e : tensor<8x32xf32>
+  }
+}
+
+// -----
+
+// ... and the output projection's.
+module attributes {glimmer.spmd = #glimmer.spmd<"tp=3">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=3, "pp"=1]>
+  func.func @output_vocab_not_divisible(%h: tensor<8x32xf32>, %wout: tensor<64x32xf32> {glimmer.param = "lm_head.weight"}, %labels: tensor<8xi64>) -> tensor<f32> {
+    // expected-error @+1 {{cannot split the vocabulary of 64 tokens of the output projection 'lm_head.weight' over tp = 3 (vocab-parallel): choose a tp that divides 64 (or replicate it with --tp-plan)}}
+    %logits = glimmer.linear %h, %wout : tensor<8x32xf32>, tensor<64x32xf32> -> tensor<8x64xf32>
+    %sum, %count = glimmer.cross_entropy %logits, %labels ignore_index = -100 : tensor<8x64xf32>, tensor<8xi64> -> tensor<f32>, tensor<i64>
+    return %sum : tensor<f32>
   }
 }

@@ -101,3 +101,32 @@ module attributes {glimmer.spmd = #glimmer.spmd<"tp=2,sp">} {
     return %r : tensor<2x16x32xf32>
   }
 }
+
+// -----
+
+// The default plan's vocabulary splits: the token embedding (ids are a data
+// input, seen through the CP permutation and the sequence split) and the
+// output projection (its logits reach cross_entropy through a reshape) are
+// split by rows over tp. A position table read with ids from a buffer stays
+// replicated.
+// CHECK-LABEL: func.func @vocab_parallel_defaults
+// CHECK-SAME: %arg1: tensor<64x32xf32> {glimmer.param = "tok_embeddings.weight", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {}]>}
+// CHECK-SAME: %arg2: tensor<16x32xf32> {glimmer.param = "pos_table"},
+// CHECK-SAME: %arg4: tensor<64x32xf32> {glimmer.param = "output.weight", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {}]>}
+module attributes {glimmer.spmd = #glimmer.spmd<"tp=2,cp=2">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=2, "tp"=2, "pp"=1]>
+  func.func @vocab_parallel_defaults(%tokens: tensor<2x16xi64> {glimmer.input = "tokens"},
+      %tok: tensor<64x32xf32> {glimmer.param = "tok_embeddings.weight"}, %pos: tensor<16x32xf32> {glimmer.param = "pos_table"},
+      %pids: tensor<2x8xi64> {glimmer.buffer = "pos_ids"}, %wout: tensor<64x32xf32> {glimmer.param = "output.weight"},
+      %labels: tensor<16xi64>) -> tensor<f32> {
+    %p = glimmer.cp_permute %tokens dim = 1 cp = 2 balancer = head_tail : tensor<2x16xi64>
+    %ids = glimmer.local_shard %p on @mesh ["cp"] dim = 1 : tensor<2x16xi64> -> tensor<2x8xi64>
+    %e = glimmer.embedding %tok, %ids : tensor<64x32xf32>, tensor<2x8xi64> -> tensor<2x8x32xf32>
+    %q = glimmer.embedding %pos, %pids : tensor<16x32xf32>, tensor<2x8xi64> -> tensor<2x8x32xf32>
+    %h = glimmer.add %e, %q : tensor<2x8x32xf32>
+    %logits = glimmer.linear %h, %wout : tensor<2x8x32xf32>, tensor<64x32xf32> -> tensor<2x8x64xf32>
+    %flat = glimmer.reshape %logits : tensor<2x8x64xf32> -> tensor<16x64xf32>
+    %sum, %count = glimmer.cross_entropy %flat, %labels ignore_index = -100 : tensor<16x64xf32>, tensor<16xi64> -> tensor<f32>, tensor<i64>
+    return %sum : tensor<f32>
+  }
+}

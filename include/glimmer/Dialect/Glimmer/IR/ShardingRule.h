@@ -15,7 +15,11 @@
 // - need-replication: the op needs the whole extent on every rank (a
 //   normalized dimension, a sliced or concatenated one, a softmax axis):
 //   propagation never shards it, and an operand sharded there is resharded
-//   to replicated before the op (or handled by the op's special handler).
+//   to replicated before the op;
+// - handled: the op's partition handler computes on a split of it and
+//   communicates itself (cross-entropy's vocabulary: loss-parallel), so
+//   propagation may shard it like a pass-through factor; it reaches no
+//   result, and leaves the results complete.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,7 +35,7 @@
 
 namespace glimmer {
 
-enum class FactorKind { PassThrough, Reduction, NeedReplication };
+enum class FactorKind { PassThrough, Reduction, NeedReplication, Handled };
 
 class ShardingRule {
 public:
