@@ -439,6 +439,33 @@ def time_glimmer(glimmer_run: Path, program: Path, weights: Path, data: Path, wo
     return r
 
 
+def profile_glimmer(glimmer_run: Path, program: Path, weights: Path, data: Path, work: Path,
+                    timeout: float, backend: str, steps: int = 3) -> str:
+    """A separate, untimed run with GLIMMER_PROFILE=1 (CUDA events around
+    every runtime op slow the step down): the runtime's table of device time
+    per op over `steps` - 1 steps (its first step is a warm-up)."""
+    local = work / ("profile-" + program.name)
+    shutil.copyfile(program, local)
+    local.with_suffix(".so").unlink(missing_ok=True)
+    log = work / (local.stem + ".log")
+    cmd = [str(glimmer_run), str(local), f"--weights={weights}", f"--data={data}",
+           f"--backend={backend}", f"--steps={steps}", "--timeout=300"]
+    print("$ GLIMMER_PROFILE=1 NCCL_NVLS_ENABLE=0 " + " ".join(cmd), flush=True)
+    env = nvls_env()
+    env["GLIMMER_PROFILE"] = "1"
+    with open(log, "w") as f:
+        try:
+            subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, timeout=timeout,
+                           start_new_session=True)
+        except subprocess.TimeoutExpired:
+            return f"profile run stopped after {secs(timeout)} s"
+    text = log.read_text(errors="replace")
+    start = text.find("device time per step by op")
+    if start < 0:
+        return "no profile in the log: " + " ".join(text.strip().splitlines()[-1:])
+    return "\n".join(l for l in text[start:].splitlines() if l.startswith(("|", "device")))
+
+
 def time_torch(model, batch, steps: int, warmup: int, device: str, dtype: str,
                deadline: float | None = None, compiled: bool = False) -> dict:
     """PyTorch training from `model`'s (CPU) initial weights, which are left
@@ -641,6 +668,10 @@ def cmd_run(a):
             else:
                 r = time_glimmer(glimmer_run, program, weights, data, work,
                                  a.steps, a.warmup, min(a.timeout, left), a.backend)
+                if (a.profile and not layout and "median_s" in r
+                        and deadline - time.perf_counter() > 60):
+                    r["profile"] = profile_glimmer(glimmer_run, program, weights, data, work,
+                                                   min(a.timeout, 120.0), a.backend)
         else:
             if left < 5:
                 r = {"error": f"not started: the {a.budget:.0f} s --budget is used up"}
@@ -704,6 +735,13 @@ def cmd_run(a):
         print(head + f"| {step_ms} | {tokens / s:,.0f} | {versus} | {flops / s / 1e12:.1f} "
               f"| {mfu} | {mem} | {x['loss'][0]:.7f} | {x['grad_norm'][0]:.7g} | {rel} "
               f"| {last} |")
+    for x in results:
+        if "profile" in x:
+            print()
+            print(f"glimmer {x['dtype']} {x['layout'] or 'unsharded'}, "
+                  "device time per runtime op (a separate GLIMMER_PROFILE run):")
+            print()
+            print(x["profile"])
     print()
     print(f"model FLOPs per step: {flops / 1e12:.2f} TFLOP "
           f"(attention {model_flops(config)['attention_share']:.0%} of them); "
@@ -776,6 +814,9 @@ def main():
     r.add_argument("--timeout", type=float, default=240,
                    help="seconds per glimmer-run at most (see --budget)")
     r.add_argument("--skip-torch", action="store_true")
+    r.add_argument("--profile", action="store_true",
+                   help="after each unsharded glimmer measurement, a separate 3-step run "
+                   "with GLIMMER_PROFILE=1: the runtime's device time per op")
     r.add_argument("--compile-dtypes", default="bf16",
                    help="','-separated dtypes in which torch.compile (with the fused AdamW) "
                    "is timed too, after eager ('' for none)")

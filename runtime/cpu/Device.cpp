@@ -8,6 +8,7 @@
 #endif
 
 #include <cstdlib>
+#include <ostream>
 
 using namespace glimmer_rt;
 
@@ -103,5 +104,26 @@ void glimmer_rt::resetPeakDeviceMemory(Device device) {
 #ifdef GLIMMER_RT_HAVE_CUDA
   if (device.isCuda())
     cuda::resetPeakMemory(device.index);
+#endif
+}
+
+bool glimmer_rt::profilingEnabled() {
+  static const bool on = std::getenv("GLIMMER_PROFILE") != nullptr;
+  return on;
+}
+
+void glimmer_rt::profileStep(bool count) {
+#ifdef GLIMMER_RT_HAVE_CUDA
+  cuda::profileCollect(count);
+#else
+  (void)count;
+#endif
+}
+
+void glimmer_rt::profileReport(std::ostream &os) {
+#ifdef GLIMMER_RT_HAVE_CUDA
+  cuda::profileReport(os);
+#else
+  os << kNothingProfiled;
 #endif
 }

@@ -43,11 +43,21 @@ cudaStream_t stream(int device);
 /// Makes the operands' device current for the calling thread and checks
 /// that every defined operand lives on it. Kernels construct one first:
 ///   Ctx c("add", {&a, &b});  ... kernel<<<grid, block, 0, c.stream>>>(...)
+// Per-op device time (Profile.cu): Ctx brackets every entry point.
+cudaEvent_t profileBegin(int device, cudaStream_t stream);
+void profileEnd(const char *op, int device, cudaStream_t stream,
+                cudaEvent_t start);
+
 struct Ctx {
   Ctx(const char *op, std::initializer_list<const Tensor *> operands);
+  ~Ctx() { profileEnd(op, device.index, stream, profileStart); }
+  Ctx(const Ctx &) = delete;
+  Ctx &operator=(const Ctx &) = delete;
   const char *op;
   Device device;
   cudaStream_t stream;
+  /// The op's start event when GLIMMER_PROFILE is set (Profile.cu).
+  cudaEvent_t profileStart = nullptr;
   /// A new tensor on the operands' device.
   Tensor empty(DType dtype, const Shape &shape) const {
     return Tensor(dtype, shape, device);

@@ -20,6 +20,7 @@
 #include "glimmer_rt/Kernels.h"
 
 #include <functional>
+#include <iosfwd>
 
 namespace glimmer_rt {
 namespace cuda {
@@ -33,6 +34,10 @@ void releaseCache();
 size_t memoryInUse(int device);
 size_t peakMemoryInUse(int device);
 void resetPeakMemory(int device);
+
+// Per-op device time with GLIMMER_PROFILE (cuda/Profile.cu).
+void profileCollect(bool count);
+void profileReport(std::ostream &os);
 /// Copies `bytes` between host and/or device memory; returns once the data
 /// is in place (device-to-device copies are queued on the destination's
 /// stream).

@@ -291,6 +291,7 @@ Ctx::Ctx(const char *op, std::initializer_list<const Tensor *> operands)
   if (current != device.index)
     GLIMMER_CUDA_CHECK(cudaSetDevice(device.index));
   stream = cuda::stream(device.index);
+  profileStart = profileBegin(device.index, stream);
 }
 
 } // namespace cuda

@@ -852,6 +852,9 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
     size_t peakBytes = 0;
     for (int d = 0; d < gpus; ++d)
       peakBytes = std::max(peakBytes, peakDeviceMemory(Device::cuda(d)));
+    // The first step is a warm-up (cuBLAS plans, the allocator's cache).
+    if (profilingEnabled())
+      profileStep(/*count=*/i > 0);
     double tps =
         seconds > 0 ? double(tokens * options.gradAccum) / seconds : 0;
     if (!reports)
@@ -867,6 +870,8 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
               << ",\"seconds\":" << g17(seconds)
               << ",\"peak_device_bytes\":" << peakBytes << "}" << std::endl;
   }
+  if (reports && profilingEnabled())
+    profileReport(err);
   // One process writes the checkpoint (in process mode the others hold the
   // same replicated state).
   if (!options.savePath.empty() && reports) {

@@ -17,6 +17,7 @@
 #define GLIMMER_RT_DEVICE_H
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 
 namespace glimmer_rt {
@@ -71,6 +72,19 @@ void synchronize(Device device);
 size_t deviceMemoryInUse(Device device);
 size_t peakDeviceMemory(Device device);
 void resetPeakDeviceMemory(Device device);
+
+/// Per-op device time, on when GLIMMER_PROFILE is set in the environment
+/// (CUDA only): each runtime op's kernels are timed with CUDA events.
+bool profilingEnabled();
+/// Waits for the ops timed since the last call and adds them to the totals
+/// as one step (`count` false: a warm-up step, dropped).
+void profileStep(bool count);
+/// The totals per op (calls and milliseconds per step, share), as a
+/// markdown table; kNothingProfiled when no GPU op was timed.
+void profileReport(std::ostream &os);
+inline constexpr const char *kNothingProfiled =
+    "GLIMMER_PROFILE: no CUDA op was timed (ops on the CPU are not "
+    "profiled; the first step is a warm-up and not counted)\n";
 
 } // namespace glimmer_rt
 

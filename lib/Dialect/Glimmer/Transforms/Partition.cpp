@@ -170,8 +170,12 @@ Value Partitioner::reshard(Value v, const Layout &from, const Layout &to,
       continue;
     Layout next = cur;
     next.dims[d].clear();
+    // Its cotangents are the ranks' shares when every rank's work uses the
+    // whole gathered value; when the target cuts it again over an axis
+    // (split over A on d -> split over A on e), each rank's slice cotangent
+    // is complete, and the cut's VJP gathers them: invariant.
     bool shares = llvm::all_of(cur.dims[d], [&](StringRef a) {
-      return llvm::is_contained(sharedWork, a);
+      return llvm::is_contained(sharedWork, a) && !to.uses(a);
     });
     v = AllGatherOp::create(b, loc, localType(global, next), v, meshRef,
                             axesAttr(cur.dims[d]), b.getI64IntegerAttr(d),
@@ -473,7 +477,14 @@ LogicalResult Partitioner::run() {
   for (Operation *op : ops)
     if (failed(partition(op)))
       return failure();
-  // The program is per-rank now: the global-view annotations go.
+  // The program is per-rank now: the global-view annotations go. A
+  // sharding constraint's operand was resharded to its sharding, so the
+  // constraint is the identity on local values (and its sharding would not
+  // describe their local shapes).
+  func.walk([](ShardingConstraintOp c) {
+    c.getResult().replaceAllUsesWith(c.getInput());
+    c.erase();
+  });
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     func.removeArgAttr(i, "glimmer.sharding");
   for (unsigned i = 0; i < func.getNumResults(); ++i)

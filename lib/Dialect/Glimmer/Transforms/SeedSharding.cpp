@@ -58,8 +58,9 @@ bool isTransparent(Operation *op) {
 /// Why the default plan makes a projection column-parallel.
 struct Reach {
   enum Kind { None, Attention, Projection, Loss } kind = None;
-  /// For attention: the heads the projection's features split into, and
-  /// whether they are key/value heads.
+  /// For attention: the op, the heads the projection's features split
+  /// into, and whether they are key/value heads.
+  AttentionOp attention;
   int64_t heads = 0;
   bool keyValue = false;
 };
@@ -98,8 +99,9 @@ public:
       for (OpOperand &use : v.getUses()) {
         Operation *user = use.getOwner();
         unsigned index = use.getOperandNumber();
-        if (isa<AttentionOp>(user) && index < 3) {
+        if (auto attention = dyn_cast<AttentionOp>(user); attention && index < 3) {
           found.kind = Reach::Attention;
+          found.attention = attention;
           found.heads = heads;
           found.keyValue = index > 0;
           return found;
@@ -205,6 +207,45 @@ struct SeedShardingPass
 
   /// The plan's patterns, at stable addresses.
   std::deque<std::string> patterns;
+
+  /// Attention ops whose key/value heads are fewer than tp.
+  llvm::SetVector<AttentionOp> repeatKeyValue;
+
+  /// Repeats each of the `Hkv` key/value heads tp / Hkv times before the
+  /// attention (`[B, Hkv, T, D] -> [B, Hkv, r, T, D] -> [B, tp, T, D]`, query
+  /// head h still reads key/value head h / (Hq / Hkv)), so the attention
+  /// splits tp heads of each: a rank cuts the key/value heads its query heads
+  /// read from the replicated projections (Megatron's replicated key/value
+  /// heads). The cut's VJP gathers the ranks' cotangents and the repeat's
+  /// sums them, so the replicated projections get their complete gradients.
+  LogicalResult repeatKeyValueHeads(AttentionOp attention, int64_t tp) {
+    int64_t queryHeads = attention.getQuery().getType().getDimSize(1);
+    if (queryHeads % tp != 0)
+      return attention.emitError()
+             << "cannot split the " << queryHeads
+             << " query heads of this attention over tp = " << tp
+             << ": choose a tp that divides " << queryHeads;
+    OpBuilder b(attention);
+    DenseMap<Value, Value> repeated;
+    for (unsigned i : {1u, 2u}) {
+      Value x = attention->getOperand(i);
+      auto type = cast<RankedTensorType>(x.getType());
+      int64_t kvHeads = type.getDimSize(1);
+      if (kvHeads % tp == 0)
+        continue;
+      Value &r = repeated[x];
+      if (!r) {
+        ArrayRef<int64_t> s = type.getShape();
+        auto wide = type.clone({s[0], kvHeads, tp / kvHeads, s[2], s[3]});
+        Value b5 = BroadcastInDimOp::create(
+            b, attention.getLoc(), wide, x, b.getDenseI64ArrayAttr({0, 1, 3, 4}));
+        r = ReshapeOp::create(b, attention.getLoc(),
+                              type.clone({s[0], tp, s[2], s[3]}), b5);
+      }
+      attention->setOperand(i, r);
+    }
+    return success();
+  }
 
   /// Sequence parallelism: the residual stream between blocks is split
   /// along the sequence over tp, and the inputs of the column-parallel
@@ -419,14 +460,26 @@ struct SeedShardingPass
         int64_t features = weightType.getDimSize(0);
         int64_t inputs = weightType.getDimSize(1);
         if (*style == Style::Colwise) {
+          // GQA with fewer key/value heads than tp (a multiple of them):
+          // the key/value projections stay replicated and each rank uses
+          // the key/value heads of its query heads (see repeatKeyValue).
+          if (reach.kind == Reach::Attention && reach.keyValue &&
+              reach.heads > 0 && reach.heads % tp != 0 &&
+              tp % reach.heads == 0) {
+            repeatKeyValue.insert(reach.attention);
+            continue;
+          }
           if (reach.kind == Reach::Attention && reach.heads > 0 &&
               reach.heads % tp != 0) {
-            p.op.emitError()
+            InFlightDiagnostic d = p.op.emitError()
                 << "cannot split the " << reach.heads
                 << (reach.keyValue ? " key/value" : " query")
                 << " heads of '" << p.name << "' over tp = " << tp
-                << ": choose a tp that divides " << reach.heads
-                << " (or replicate it with --tp-plan)";
+                << ": choose a tp that divides " << reach.heads;
+            if (reach.keyValue)
+              d << " or a multiple of it (key/value heads are then "
+                   "replicated)";
+            d << " (or replicate it with --tp-plan)";
             return signalPassFailure();
           }
           if (features % tp != 0 && reach.kind == Reach::Loss) {
@@ -470,6 +523,10 @@ struct SeedShardingPass
             func.setArgAttr(b.getArgNumber(), "glimmer.sharding",
                             sharding({true}));
       }
+      for (AttentionOp attention : repeatKeyValue)
+        if (failed(repeatKeyValueHeads(attention, tp)))
+          return signalPassFailure();
+      repeatKeyValue.clear();
       if (failed(seedEmbeddings(func, plan, tp, sharding)))
         return signalPassFailure();
       if (layout.sp)

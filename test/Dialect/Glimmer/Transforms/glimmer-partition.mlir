@@ -218,3 +218,23 @@ module attributes {glimmer.spmd = #glimmer.spmd<"tp=2">} {
     return %sum, %count : tensor<f32>, tensor<i64>
   }
 }
+
+// -----
+
+// Split over tp on one dimension -> split over tp on another (a
+// sequence-parallel value read by a split-head op, here a transpose pinned
+// by a constraint): all_gather then local_shard. The gather is invariant:
+// each rank's slice cotangent is complete, and the cut's VJP gathers them,
+// so summing them again (a plain gather's VJP) would count each tp times.
+// CHECK-LABEL: func.func @split_to_other_split
+// CHECK: %[[G:.*]] = glimmer.all_gather %arg0 on @mesh ["tp"] dim = 0 invariant : tensor<4x8xf32> -> tensor<8x8xf32>
+// CHECK: %[[L:.*]] = glimmer.local_shard %[[G]] on @mesh ["tp"] dim = 1 : tensor<8x8xf32> -> tensor<8x4xf32>
+// CHECK: glimmer.exp %[[L]] : tensor<8x4xf32>
+module attributes {glimmer.spmd = #glimmer.spmd<"tp=2">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=2, "pp"=1]>
+  func.func @split_to_other_split(%x: tensor<8x8xf32> {glimmer.param = "x", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {}]>}) -> tensor<8x8xf32> {
+    %c = glimmer.sharding_constraint %x <@mesh, [{}, {"tp"}]> : tensor<8x8xf32>
+    %e = glimmer.exp %c : tensor<8x8xf32>
+    return %e : tensor<8x8xf32>
+  }
+}

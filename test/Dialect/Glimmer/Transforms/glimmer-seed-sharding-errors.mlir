@@ -27,16 +27,17 @@ module attributes {glimmer.spmd = #glimmer.spmd<"tp=3">} {
 
 // -----
 
-// GQA: the query heads divide, the key/value heads (2) do not (tp = 4).
-module attributes {glimmer.spmd = #glimmer.spmd<"tp=4">} {
-  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=4, "pp"=1]>
-  func.func @kv_heads_not_divisible(%q: tensor<2x4x16x8xf32>, %x: tensor<2x16x32xf32>, %wk: tensor<16x32xf32> {glimmer.param = "layers.0.wk"}) -> tensor<2x4x16x8xf32> {
-    // expected-error @+1 {{cannot split the 2 key/value heads of 'layers.0.wk' over tp = 4: choose a tp that divides 2 (or replicate it with --tp-plan)}}
+// GQA: the query heads divide, the key/value heads (2) neither divide
+// tp = 3 nor are a divisor of it (which would replicate them).
+module attributes {glimmer.spmd = #glimmer.spmd<"tp=3">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=3, "pp"=1]>
+  func.func @kv_heads_not_divisible(%q: tensor<2x6x16x8xf32>, %x: tensor<2x16x32xf32>, %wk: tensor<16x32xf32> {glimmer.param = "layers.0.wk"}) -> tensor<2x6x16x8xf32> {
+    // expected-error @+1 {{cannot split the 2 key/value heads of 'layers.0.wk' over tp = 3: choose a tp that divides 2 or a multiple of it (key/value heads are then replicated) (or replicate it with --tp-plan)}}
     %k0 = glimmer.linear %x, %wk : tensor<2x16x32xf32>, tensor<16x32xf32> -> tensor<2x16x16xf32>
     %k1 = glimmer.reshape %k0 : tensor<2x16x16xf32> -> tensor<2x16x2x8xf32>
     %k = glimmer.transpose %k1 permutation = [0, 2, 1, 3] : tensor<2x16x2x8xf32> -> tensor<2x2x16x8xf32>
-    %o, %lse = glimmer.attention %q, %k, %k scale = 0.35 : tensor<2x4x16x8xf32>, tensor<2x2x16x8xf32> -> tensor<2x4x16x8xf32>, tensor<2x4x16xf32>
-    return %o : tensor<2x4x16x8xf32>
+    %o, %lse = glimmer.attention %q, %k, %k scale = 0.35 : tensor<2x6x16x8xf32>, tensor<2x2x16x8xf32> -> tensor<2x6x16x8xf32>, tensor<2x6x16xf32>
+    return %o : tensor<2x6x16x8xf32>
   }
 }
 

@@ -130,3 +130,39 @@ module attributes {glimmer.spmd = #glimmer.spmd<"tp=2,cp=2">} {
     return %sum : tensor<f32>
   }
 }
+
+// -----
+
+// GQA with fewer key/value heads (2) than tp (4): the key/value projections
+// stay replicated, and each key/value head is repeated tp / 2 times before
+// the attention, whose tp heads of each then split over tp (query head h
+// still reads key/value head h / 2).
+// CHECK-LABEL: func.func @replicated_key_value_heads
+// CHECK-SAME: %arg1: tensor<32x32xf32> {glimmer.param = "layers.0.wq", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {}]>}
+// CHECK-SAME: %arg2: tensor<16x32xf32> {glimmer.param = "layers.0.wk"},
+// CHECK-SAME: %arg3: tensor<16x32xf32> {glimmer.param = "layers.0.wv"})
+// CHECK: %[[K:.*]] = glimmer.transpose %{{.*}} : tensor<2x16x2x8xf32> -> tensor<2x2x16x8xf32>
+// CHECK: %[[V:.*]] = glimmer.transpose %{{.*}} : tensor<2x16x2x8xf32> -> tensor<2x2x16x8xf32>
+// CHECK: %[[KB:.*]] = glimmer.broadcast_in_dim %[[K]] dims = [0, 1, 3, 4] : tensor<2x2x16x8xf32> -> tensor<2x2x2x16x8xf32>
+// CHECK: %[[KR:.*]] = glimmer.reshape %[[KB]] : tensor<2x2x2x16x8xf32> -> tensor<2x4x16x8xf32>
+// CHECK: %[[VB:.*]] = glimmer.broadcast_in_dim %[[V]] dims = [0, 1, 3, 4] : tensor<2x2x16x8xf32> -> tensor<2x2x2x16x8xf32>
+// CHECK: %[[VR:.*]] = glimmer.reshape %[[VB]] : tensor<2x2x2x16x8xf32> -> tensor<2x4x16x8xf32>
+// CHECK: glimmer.attention %{{.*}}, %[[KR]], %[[VR]] scale = 3.500000e-01 : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>
+module attributes {glimmer.spmd = #glimmer.spmd<"tp=4">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=4, "pp"=1]>
+  func.func @replicated_key_value_heads(%x: tensor<2x16x32xf32>,
+      %wq: tensor<32x32xf32> {glimmer.param = "layers.0.wq"},
+      %wk: tensor<16x32xf32> {glimmer.param = "layers.0.wk"}, %wv: tensor<16x32xf32> {glimmer.param = "layers.0.wv"}) -> tensor<2x4x16x8xf32> {
+    %q0 = glimmer.linear %x, %wq : tensor<2x16x32xf32>, tensor<32x32xf32> -> tensor<2x16x32xf32>
+    %q1 = glimmer.reshape %q0 : tensor<2x16x32xf32> -> tensor<2x16x4x8xf32>
+    %q = glimmer.transpose %q1 permutation = [0, 2, 1, 3] : tensor<2x16x4x8xf32> -> tensor<2x4x16x8xf32>
+    %k0 = glimmer.linear %x, %wk : tensor<2x16x32xf32>, tensor<16x32xf32> -> tensor<2x16x16xf32>
+    %k1 = glimmer.reshape %k0 : tensor<2x16x16xf32> -> tensor<2x16x2x8xf32>
+    %k = glimmer.transpose %k1 permutation = [0, 2, 1, 3] : tensor<2x16x2x8xf32> -> tensor<2x2x16x8xf32>
+    %v0 = glimmer.linear %x, %wv : tensor<2x16x32xf32>, tensor<16x32xf32> -> tensor<2x16x16xf32>
+    %v1 = glimmer.reshape %v0 : tensor<2x16x16xf32> -> tensor<2x16x2x8xf32>
+    %v = glimmer.transpose %v1 permutation = [0, 2, 1, 3] : tensor<2x16x2x8xf32> -> tensor<2x2x16x8xf32>
+    %o, %lse = glimmer.attention %q, %k, %v scale = 0.35 : tensor<2x4x16x8xf32>, tensor<2x2x16x8xf32> -> tensor<2x4x16x8xf32>, tensor<2x4x16xf32>
+    return %o : tensor<2x4x16x8xf32>
+  }
+}

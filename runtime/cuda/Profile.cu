@@ -1,0 +1,154 @@
+//===- Profile.cu - Device time per runtime op (GLIMMER_PROFILE) ----------===//
+//
+// With GLIMMER_PROFILE set in the environment, every kernel entry point's
+// Ctx records a CUDA event pair around the op on its stream (ops that an
+// op calls internally are part of the outer one). profileCollect waits for
+// the events and adds their elapsed times to per-op totals; profileReport
+// prints them. Without the variable nothing is recorded.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.cuh"
+
+#include <algorithm>
+#include <iomanip>
+#include <map>
+#include <mutex>
+#include <ostream>
+#include <vector>
+
+namespace glimmer_rt {
+namespace cuda {
+
+namespace {
+
+struct Record {
+  const char *op;
+  int device;
+  cudaEvent_t start, end;
+};
+
+struct Totals {
+  double ms = 0;
+  int64_t calls = 0;
+};
+
+struct Profiler {
+  std::mutex mutex;
+  std::vector<Record> pending;
+  std::vector<std::pair<int, cudaEvent_t>> pool;
+  std::map<std::string, Totals> totals;
+  int64_t steps = 0;
+
+  cudaEvent_t take(int device) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      for (size_t i = 0; i < pool.size(); ++i)
+        if (pool[i].first == device) {
+          cudaEvent_t e = pool[i].second;
+          pool.erase(pool.begin() + i);
+          return e;
+        }
+    }
+    cudaEvent_t e = nullptr;
+    GLIMMER_CUDA_CHECK(cudaEventCreate(&e));
+    return e;
+  }
+};
+
+/// Never destroyed, like the allocator's state.
+Profiler &profiler() {
+  static Profiler *p = new Profiler();
+  return *p;
+}
+
+thread_local int depth = 0;
+
+} // namespace
+
+cudaEvent_t profileBegin(int device, cudaStream_t stream) {
+  if (!glimmer_rt::profilingEnabled() || depth++ > 0)
+    return nullptr;
+  cudaEvent_t start = profiler().take(device);
+  GLIMMER_CUDA_CHECK(cudaEventRecord(start, stream));
+  return start;
+}
+
+void profileEnd(const char *op, int device, cudaStream_t stream,
+                cudaEvent_t start) {
+  if (!glimmer_rt::profilingEnabled())
+    return;
+  --depth;
+  if (!start)
+    return;
+  Profiler &p = profiler();
+  cudaEvent_t end = p.take(device);
+  // A failure here must not throw from a destructor: the pair is dropped.
+  if (cudaEventRecord(end, stream) != cudaSuccess) {
+    cudaGetLastError();
+    return;
+  }
+  std::lock_guard<std::mutex> lock(p.mutex);
+  p.pending.push_back({op, device, start, end});
+}
+
+void profileCollect(bool count) {
+  Profiler &p = profiler();
+  std::vector<Record> done;
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    done.swap(p.pending);
+  }
+  std::map<std::string, Totals> step;
+  for (Record &r : done) {
+    GLIMMER_CUDA_CHECK(cudaEventSynchronize(r.end));
+    float ms = 0;
+    GLIMMER_CUDA_CHECK(cudaEventElapsedTime(&ms, r.start, r.end));
+    Totals &t = step[r.op];
+    t.ms += ms;
+    ++t.calls;
+  }
+  std::lock_guard<std::mutex> lock(p.mutex);
+  for (Record &r : done) {
+    p.pool.push_back({r.device, r.start});
+    p.pool.push_back({r.device, r.end});
+  }
+  if (!count)
+    return;
+  ++p.steps;
+  for (auto &[op, t] : step) {
+    p.totals[op].ms += t.ms;
+    p.totals[op].calls += t.calls;
+  }
+}
+
+void profileReport(std::ostream &os) {
+  Profiler &p = profiler();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  if (p.steps == 0 || p.totals.empty()) {
+    os << kNothingProfiled;
+    return;
+  }
+  std::vector<std::pair<std::string, Totals>> rows(p.totals.begin(),
+                                                   p.totals.end());
+  std::sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {
+    return a.second.ms > b.second.ms;
+  });
+  double total = 0;
+  for (auto &row : rows)
+    total += row.second.ms;
+  double steps = double(p.steps);
+  os << "device time per step by op (GLIMMER_PROFILE; mean of " << p.steps
+     << " step(s), all ranks' GPUs added; ops an op calls are inside it)\n"
+     << "| op | calls/step | ms/step | share |\n|---|---|---|---|\n";
+  os << std::fixed;
+  for (auto &[op, t] : rows)
+    os << "| " << op << " | " << std::setprecision(0) << t.calls / steps
+       << " | " << std::setprecision(3) << t.ms / steps << " | "
+       << std::setprecision(1) << 100 * t.ms / total << "% |\n";
+  os << "| all | | " << std::setprecision(3) << total / steps << " | |\n";
+  os.unsetf(std::ios::fixed);
+}
+
+} // namespace cuda
+} // namespace glimmer_rt
