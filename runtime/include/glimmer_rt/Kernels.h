@@ -14,6 +14,7 @@
 #ifndef GLIMMER_RT_KERNELS_H
 #define GLIMMER_RT_KERNELS_H
 
+#include "glimmer/Spmd/Enums.h"
 #include "glimmer_rt/Tensor.h"
 
 #include <tuple>
@@ -22,10 +23,11 @@
 
 namespace glimmer_rt {
 
-enum class Reduction { Sum = 0, Max = 1, Min = 2 };
-enum class CompareDir { EQ = 0, NE, LT, LE, GT, GE };
-enum class RopeStyle { Interleaved = 0, Half = 1 };
-enum class Balancer { HeadTail = 0, Contiguous = 1 };
+// The enums programs pass, defined once with the compiler (Enums.h).
+using Reduction = glimmer::abi::Reduction;
+using CompareDir = glimmer::abi::CompareDir;
+using RopeStyle = glimmer::abi::RopeStyle;
+using Balancer = glimmer::abi::Balancer;
 
 // Creation.
 /// Every element equal to `value` (converted to `dtype`).
