@@ -455,6 +455,25 @@ void Importer::registerConverters() {
       return t;
     return compare(CompareDirection::NE, v, Imp::ofInt(0));
   };
+  // any / all (whole tensor, or along dims): the mask as 0/1 integers,
+  // reduced by max / min.
+  auto anyAll = [this, asMask](ReductionKind kind) {
+    return [this, asMask, kind](jit::Node *n) {
+      MValue m = asMask(in(n, 0));
+      std::vector<int64_t> dims;
+      bool keep = false;
+      if (n->inputs().size() > 1 && in(n, 1).kind != Imp::None)
+        dims = intList(in(n, 1));
+      if (n->inputs().size() > 2 && in(n, 2).kind == Imp::Bool)
+        keep = in(n, 2).b;
+      MValue ints = convert(m, i64());
+      MValue r = reduce(kind, ints, dims, keep);
+      setTensor(n, compare(CompareDirection::NE, Imp::ofTensor(r),
+                           Imp::ofInt(0)));
+    };
+  };
+  C["aten::any"] = anyAll(ReductionKind::Max);
+  C["aten::all"] = anyAll(ReductionKind::Min);
   C["aten::logical_not"] = [this, asMask](jit::Node *n) {
     MValue m = asMask(in(n, 0));
     setTensor(n, compare(CompareDirection::EQ, Imp::ofTensor(m),
@@ -551,6 +570,10 @@ void Importer::registerConverters() {
   C["aten::clone"] = identity;
   C["aten::detach"] = identity;
   C["aten::alias"] = identity;
+  // Conjugate and negative bits are lazy flags of complex views; the
+  // importer's tensors are real, where both are the identity.
+  C["aten::resolve_conj"] = identity;
+  C["aten::resolve_neg"] = identity;
   C["aten::lift_fresh"] = identity;
   C["aten::dropout"] = [this](jit::Node *n) {
     double p = in(n, 1).asDouble();
@@ -1176,22 +1199,13 @@ void Importer::registerConverters() {
     setTensor(n, RmsNormOp::create(b, loc, x, convert(w, elemOf(x)),
                                    b.getF64FloatAttr(eps)));
   };
-  C["aten::_convolution"] = [this](jit::Node *n) {
-    MValue x = tensorIn(n, 0), w = tensorIn(n, 1);
-    MValue bias = in(n, 2).kind == Imp::Tensor ? in(n, 2).tensor : MValue();
-    std::vector<int64_t> stride = intList(in(n, 3)),
-                         padding = intList(in(n, 4)),
-                         dilation = intList(in(n, 5));
-    bool transposed = n->kind().toQualString() == std::string("aten::_convolution")
-                          ? in(n, 6).asInt() != 0
-                          : false;
-    int64_t groups = n->kind().toQualString() == std::string("aten::_convolution")
-                         ? in(n, 8).asInt()
-                         : in(n, 6).asInt();
+  // One 2-D convolution, its checks shared by the converters below.
+  auto conv2d = [this](MValue x, MValue w, MValue bias,
+                       std::vector<int64_t> stride,
+                       std::vector<int64_t> padding,
+                       const std::vector<int64_t> &dilation, int64_t groups) {
     if (shapeOf(x).size() != 4)
       fail("only 2-D convolutions (NCHW input) are supported");
-    if (transposed)
-      fail("transposed convolution is not supported");
     if (groups != 1)
       fail("grouped convolution is not supported");
     for (int64_t d : dilation)
@@ -1205,11 +1219,45 @@ void Importer::registerConverters() {
     std::vector<int64_t> out{xs[0], ws[0]};
     for (int i = 0; i < 2; ++i)
       out.push_back((xs[2 + i] + 2 * padding[i] - ws[2 + i]) / stride[i] + 1);
-    setTensor(n, Conv2dOp::create(b, loc, tensorType(out, elemOf(x)), x, w,
-                                  bias, b.getDenseI64ArrayAttr(stride),
-                                  b.getDenseI64ArrayAttr(padding)));
+    return MValue(Conv2dOp::create(b, loc, tensorType(out, elemOf(x)), x, w,
+                                   bias, b.getDenseI64ArrayAttr(stride),
+                                   b.getDenseI64ArrayAttr(padding)));
+  };
+  C["aten::_convolution"] = [this, conv2d](jit::Node *n) {
+    MValue x = tensorIn(n, 0), w = tensorIn(n, 1);
+    MValue bias = in(n, 2).kind == Imp::Tensor ? in(n, 2).tensor : MValue();
+    bool full = n->kind().toQualString() == std::string("aten::_convolution");
+    if (full && in(n, 6).asInt() != 0)
+      fail("transposed convolution is not supported");
+    int64_t groups = full ? in(n, 8).asInt() : in(n, 6).asInt();
+    setTensor(n, conv2d(x, w, bias, intList(in(n, 3)), intList(in(n, 4)),
+                        intList(in(n, 5)), groups));
   };
   C["aten::conv2d"] = C["aten::_convolution"];
+  // nn.Conv2d(padding="valid" / "same"): the padding as numbers. "same"
+  // pads (k - 1) / 2 on each side, symmetric for odd kernels at stride 1
+  // (PyTorch allows "same" at stride 1 only).
+  C["aten::_convolution_mode"] = [this, conv2d](jit::Node *n) {
+    MValue x = tensorIn(n, 0), w = tensorIn(n, 1);
+    MValue bias = in(n, 2).kind == Imp::Tensor ? in(n, 2).tensor : MValue();
+    std::vector<int64_t> stride = intList(in(n, 3));
+    const Imp &mode = in(n, 4);
+    if (mode.kind != Imp::Str || (mode.s != "valid" && mode.s != "same"))
+      fail("convolution padding must be \"valid\", \"same\" or numbers");
+    std::vector<int64_t> padding{0, 0};
+    if (mode.s == "same") {
+      auto ws = shapeOf(w);
+      for (int i = 0; i < 2; ++i) {
+        int64_t s = stride[stride.size() == 1 ? 0 : i];
+        if (ws.size() != 4 || s != 1 || ws[2 + i] % 2 == 0)
+          fail("padding=\"same\" is supported for odd kernels at stride 1 "
+               "(symmetric padding)");
+        padding[i] = (ws[2 + i] - 1) / 2;
+      }
+    }
+    setTensor(n, conv2d(x, w, bias, stride, padding, intList(in(n, 5)),
+                        in(n, 6).asInt()));
+  };
   C["aten::scaled_dot_product_attention"] = [this](jit::Node *n) {
     MValue q = tensorIn(n, 0), k = tensorIn(n, 1), v = tensorIn(n, 2);
     if (in(n, 4).asDouble() != 0.0)

@@ -182,6 +182,8 @@ fn("bitwise_and_int", ["aten::bitwise_and"],
 fn("or", ["aten::logical_or", "aten::__or__", "aten::bitwise_or"],
    lambda i, a, b: (torch.logical_or(i, a), a | b, torch.bitwise_or(a, a)),
    i=i64(2, 3), a=mask(2, 3), b=mask(3))
+fn("resolve_conj_neg", ["aten::resolve_conj", "aten::resolve_neg"],
+   lambda x: (x.resolve_conj() * 2, x.resolve_neg() + 1), x=f32(2, 3))
 fn("where", ["aten::where"],
    lambda c, x, y, m, i: (torch.where(c, x, y), torch.where(m, i, 0.0)),
    c=mask(2, 1), x=f32(2, 3), y=f32(3), m=mask(2, 3), i=i64(2, 3))
@@ -286,6 +288,9 @@ fn("mean", ["aten::mean"],
 fn("amax_amin", ["aten::amax", "aten::amin"],
    lambda x, i: (x.amax(-1, keepdim=True), i.amin((0, 1))),
    x=f32(2, 3), i=i64(2, 3, 4))
+fn("any_all", ["aten::any", "aten::all"],
+   lambda x, i: ((x > 0).any(), (i != 0).all(dim=1), x.any(dim=0, keepdim=True)),
+   x=f32(2, 3), i=i64(2, 4, hi=3))
 fn("cumsum", ["aten::cumsum"],
    lambda i, x: (i.cumsum(-1), x.cumsum(0, dtype=torch.float64)),
    i=i32(2, 3), x=f32(2, 3))
@@ -390,12 +395,31 @@ class RmsNorms(torch.nn.Module):
 mod("layer_norm", ["aten::layer_norm"], LayerNorms, x=f32(2, 3, 4),
     h=bf16(2, 4))
 mod("rms_norm", ["aten::rms_norm"], RmsNorms, x=f32(2, 3, 4), h=f16(2, 4))
+class _BothOf(torch.nn.Module):
+    """Two modules applied to the same input."""
+
+    def __init__(self, a, b):
+        super().__init__()
+        self.a, self.b = a, b
+
+    def forward(self, input):
+        return self.a(input), self.b(input)
+
+
 mod("conv_traced", ["aten::_convolution"],
     _seeded(lambda: torch.nn.Conv2d(3, 4, 3, stride=2, padding=1)),
     input=f32(1, 3, 8, 7))
 mod("conv2d_scripted", ["aten::conv2d"],
     _seeded(lambda: torch.nn.Conv2d(3, 2, (3, 2), bias=False)), script=True,
     input=f32(2, 3, 5, 6))
+mod("conv_mode", ["aten::_convolution_mode"],
+    _seeded(lambda: _BothOf(torch.nn.Conv2d(3, 4, 3, padding="same"),
+                          torch.nn.Conv2d(3, 2, (2, 3), stride=2,
+                                          padding="valid", bias=False))),
+    input=f32(1, 3, 6, 5))
+mod("conv_mode_same_even", ["aten::_convolution_mode"],
+    _seeded(lambda: torch.nn.Conv2d(3, 4, 2, padding="same")),  # the unsupported op
+    input=f32(1, 3, 6, 5))
 fn("sdpa", ["aten::scaled_dot_product_attention"],
    lambda q, k, v, q3, k5, v5: (
        F.scaled_dot_product_attention(q, k, v, is_causal=True),
