@@ -449,13 +449,18 @@ def GlimmerSeedSharding : Pass<"glimmer-seed-sharding", "::mlir::ModuleOp"> {
     through elementwise work (the MLP's up/gate projections, gated by each
     other). Row-parallel weights (attention output, MLP down) are not
     seeded: propagation splits their columns from the split activations.
-    The output projection and the embedding stay replicated (vocab-parallel
-    embedding and loss-parallel cross-entropy are handlers still to come).
+    The output projection (its output reaches `cross_entropy`) is split over
+    the vocabulary, and so is the token embedding (a parameter table read
+    with ids from a data input): glimmer-partition makes them vocab-parallel
+    with a loss-parallel cross-entropy. Key/value projections with fewer
+    heads than `tp` (a multiple of them) stay replicated, and their heads
+    are repeated to `tp` before the attention unless the model repeats them.
 
     `tp-plan=FILE` replaces the default with a JSON object mapping glob
     patterns over state_dict names to `"colwise"`, `"rowwise"` or
-    `"replicate"` (the first matching pattern decides; a pattern that matches
-    no linear weight is an error):
+    `"replicate"` (the first matching pattern decides; on an embedding
+    table, rowwise splits the vocabulary and colwise the hidden features; a
+    pattern that matches no linear weight or embedding table is an error):
     ```json
     {"layers.*.attention.w[qkv].weight": "colwise",
      "layers.*.attention.wo.weight": "rowwise"}
@@ -469,8 +474,8 @@ def GlimmerSeedSharding : Pass<"glimmer-seed-sharding", "::mlir::ModuleOp"> {
     column-parallel projection's input whole. The residual stream is found
     from the plan rather than from norm ops, which many models spell out.
 
-    Errors name the parameter and what to change: output features (or, for
-    attention projections, heads) that `tp` does not divide.
+    Errors name the parameter and what to change: output features, heads
+    or a vocabulary that `tp` does not divide.
 
     Before (`tp=2`):
     ```mlir
@@ -493,8 +498,8 @@ def GlimmerSeedSharding : Pass<"glimmer-seed-sharding", "::mlir::ModuleOp"> {
 def GlimmerPartition : Pass<"glimmer-partition", "::mlir::ModuleOp"> {
   let summary = "Turns the propagated shardings into a per-rank program";
   let description = [{
-    Phase 3 of the sharding engine, for tensor parallelism (`tp > 1`; `pp`
-    and `sp` are reported as not supported yet). With data or context
+    Phase 3 of the sharding engine, for tensor parallelism (`tp > 1`, with
+    or without `sp`; `pp` is reported as not supported yet). With data or context
     parallelism it runs on the program glimmer-partition-tokens has already
     made batch- and sequence-local (collectives have sharding rules too).
     Every value takes the local type of its propagated
@@ -507,7 +512,14 @@ def GlimmerPartition : Pass<"glimmer-partition", "::mlir::ModuleOp"> {
     whose VJP sums the ranks' shares of its cotangent. Function results
     leave complete and replicated. Sharded arguments become the rank's piece
     (`glimmer.sharded_dim` / `glimmer.sharded_axes`, one split dimension per
-    argument), which the runtime cuts from the full weights.
+    argument), which the runtime cuts from the full weights. Handlers rewrite
+    three ops: a row-parallel linear's bias is added once after the sum; an
+    embedding whose table is split by rows makes its ids local and masks
+    the other ranks' rows (a partial sum); a cross-entropy whose logits are
+    split over the vocabulary combines the ranks' maxima, sums of
+    exponentials and label logits (loss-parallel, no full logits on any
+    rank). Sharding constraints are erased once their operands are
+    resharded.
 
     Before (`tp=2`, after glimmer-propagate-sharding):
     ```mlir
