@@ -420,6 +420,18 @@ mod("conv_mode", ["aten::_convolution_mode"],
 mod("conv_mode_same_even", ["aten::_convolution_mode"],
     _seeded(lambda: torch.nn.Conv2d(3, 4, 2, padding="same")),  # the unsupported op
     input=f32(1, 3, 6, 5))
+mod("conv3d_patches", ["aten::_convolution"],
+    _seeded(lambda: torch.nn.Conv3d(3, 8, (2, 4, 4), stride=(2, 4, 4))),
+    input=f32(6, 3, 2, 4, 4))
+mod("conv3d_windows", ["aten::_convolution"],
+    _seeded(lambda: torch.nn.Conv3d(3, 8, (2, 4, 4), stride=(2, 4, 4))),  # the unsupported op
+    input=f32(1, 3, 4, 8, 8))
+fn("avg_pool2d", ["aten::avg_pool2d"],
+   lambda x, y: (F.avg_pool2d(x, 2), F.avg_pool2d(y, (1, 3))),
+   x=f32(1, 3, 4, 6), y=f32(2, 4, 6))
+fn("avg_pool2d_overlapping", ["aten::avg_pool2d"],
+   lambda x: F.avg_pool2d(x, 3, stride=1),  # the unsupported op
+   x=f32(1, 3, 4, 6))
 fn("sdpa", ["aten::scaled_dot_product_attention"],
    lambda q, k, v, q3, k5, v5: (
        F.scaled_dot_product_attention(q, k, v, is_causal=True),
