@@ -313,9 +313,26 @@ void Importer::registerConverters() {
       elem = f32(); // true division of integers
     setTensor(n, binary<DivOp>(in(n, 0), y, elem));
   };
-  C["aten::floordiv"] = [this, hostArith](jit::Node *n) {
+  // Floor division of integer tensors: the truncating quotient, less one
+  // where the remainder is nonzero and has the divisor's opposite sign.
+  auto floorDivide = [this, scalarOperand](jit::Node *n) {
+    Imp y = scalarOperand(n, 1);
+    Type elem = promote(in(n, 0), y);
+    if (!mlir::isa<mlir::IntegerType>(elem) || elem.isInteger(1))
+      fail("floor division of floating-point tensors is not supported");
+    MValue q = binary<DivOp>(in(n, 0), y, elem);
+    MValue r = binary<SubOp>(in(n, 0),
+                             Imp::ofTensor(binary<MulOp>(Imp::ofTensor(q), y, elem)),
+                             elem);
+    MValue adjust = compare(
+        CompareDirection::LT,
+        Imp::ofTensor(binary<MulOp>(Imp::ofTensor(r), y, elem)), Imp::ofInt(0));
+    MValue lower = binary<SubOp>(Imp::ofTensor(q), Imp::ofInt(1), elem);
+    return MValue(SelectOp::create(b, loc, q.getType(), adjust, lower, q));
+  };
+  C["aten::floordiv"] = [this, hostArith, floorDivide](jit::Node *n) {
     if (!hostArith(n, 'f'))
-      fail("floor division of tensors is not supported");
+      setTensor(n, floorDivide(n));
   };
   C["aten::reciprocal"] = [this](jit::Node *n) {
     Imp &x = in(n, 0);
@@ -324,10 +341,7 @@ void Importer::registerConverters() {
                     : f32();
     setTensor(n, binary<DivOp>(Imp::ofFloat(1.0), x, elem));
   };
-  C["aten::floor_divide"] = [this, hostArith](jit::Node *n) {
-    if (!hostArith(n, 'f'))
-      fail("floor division of tensors is not supported");
-  };
+  C["aten::floor_divide"] = C["aten::floordiv"];
   C["aten::neg"] = [this](jit::Node *n) {
     Imp &x = in(n, 0);
     if (x.isNumber()) {

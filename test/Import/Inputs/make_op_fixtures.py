@@ -137,6 +137,9 @@ fn("pow", ["aten::pow"],
    x=pos(2, 3), y=f32(3), i=i64(2, 3))
 fn("floor_divide_tensor", ["aten::floor_divide"],
    lambda x: torch.floor_divide(x, 2), x=i64(2, 3))
+fn("floor_divide_float", ["aten::floor_divide"],
+   lambda x: torch.floor_divide(x, 2),  # the unsupported op
+   x=f32(2, 3))
 fn("maximum_bcast", ["aten::maximum"], lambda x, y: torch.maximum(x, y),
    x=f32(2, 3), y=f32(2, 1))
 fn("minimum_promote", ["aten::minimum"], lambda x, y: torch.minimum(x, y),
