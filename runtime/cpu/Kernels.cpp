@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "glimmer_rt/Kernels.h"
+#include "../common/Messages.h"
 #include "../common/Scalar.h"
 
 #include <algorithm>
@@ -998,6 +999,21 @@ Tensor pad(const Tensor &x, const std::vector<int64_t> &low,
 // Model ops
 //===----------------------------------------------------------------------===//
 
+Tensor checkIndices(const Tensor &ids, int64_t bound, bool hasIgnore,
+                    int64_t ignoreIndex, const char *op) {
+  if (onCuda(ids))
+    GLIMMER_CUDA_CALL(checkIndices, ids, bound, hasIgnore, ignoreIndex, op);
+  std::vector<int64_t> v = indexValues(op, ids, hasIgnore ? "labels" : "ids");
+  for (size_t p = 0; p < v.size(); ++p) {
+    if ((hasIgnore && v[p] == ignoreIndex) || (v[p] >= 0 && v[p] < bound))
+      continue;
+    fail(op, hasIgnore ? messages::labelOutOfRange(v[p], int64_t(p), bound,
+                                                   ignoreIndex)
+                       : messages::idOutOfRange(v[p], int64_t(p), bound));
+  }
+  return ids;
+}
+
 Tensor embedding(const Tensor &table, const Tensor &ids) {
   if (onCuda(table, ids))
     GLIMMER_CUDA_CALL(embedding, table, ids);
@@ -1012,9 +1028,7 @@ Tensor embedding(const Tensor &table, const Tensor &ids) {
   size_t row = size_t(D) * dtypeSize(table.dtype());
   for (size_t p = 0; p < idv.size(); ++p) {
     int64_t id = idv[p];
-    check(id >= 0 && id < V, op,
-          "id " + std::to_string(id) + " at position " + std::to_string(p) +
-              " is out of range for a table of " + std::to_string(V) + " rows");
+    check(id >= 0 && id < V, op, messages::idOutOfRange(id, int64_t(p), V));
     if (row)
       std::memcpy(static_cast<char *>(y.raw()) + p * row,
                   static_cast<const char *>(table.raw()) + size_t(id) * row,
@@ -1046,9 +1060,7 @@ Tensor embeddingGrad(const Tensor &grad, const Tensor &ids,
     for (size_t p = 0; p < idv.size(); ++p) {
       int64_t id = idv[p];
       check(id >= 0 && id < numEmbeddings, op,
-            "id " + std::to_string(id) + " at position " + std::to_string(p) +
-                " is out of range for a table of " +
-                std::to_string(numEmbeddings) + " rows");
+            messages::idOutOfRange(id, int64_t(p), numEmbeddings));
       for (int64_t d = 0; d < D; ++d)
         o[id * D + d] += g[int64_t(p) * D + d];
     }
@@ -1564,9 +1576,7 @@ checkCrossEntropy(const char *op, const Tensor &logits, const Tensor &labels,
   int64_t V = logits.dim(-1);
   for (size_t p = 0; p < lab.size(); ++p)
     check(lab[p] == ignoreIndex || (lab[p] >= 0 && lab[p] < V), op,
-          "label " + std::to_string(lab[p]) + " at position " +
-              std::to_string(p) + " is out of range for " + std::to_string(V) +
-              " classes (ignore_index is " + std::to_string(ignoreIndex) + ")");
+          messages::labelOutOfRange(lab[p], int64_t(p), V, ignoreIndex));
   return {int64_t(lab.size()), V, std::move(lab)};
 }
 

@@ -106,6 +106,8 @@ Tensor pad(const Tensor &x, const std::vector<int64_t> &low,
            const std::vector<int64_t> &high, double value);
 
 Tensor embedding(const Tensor &table, const Tensor &ids);
+Tensor checkIndices(const Tensor &ids, int64_t bound, bool hasIgnore,
+                    int64_t ignoreIndex, const char *op);
 Tensor embeddingGrad(const Tensor &grad, const Tensor &ids,
                      int64_t numEmbeddings);
 Tensor linear(const Tensor &x, const Tensor &w, const Tensor &bias);

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../common/Messages.h"
 #include "Checks.cuh"
 #include "Common.cuh"
 
@@ -271,10 +272,7 @@ void validateLabels(const Ctx &c, const Tensor &labels, int64_t V,
          static_cast<const char *>(labels.raw()) + bad * es, c.device, es);
     label = small;
   }
-  fail(c.op, "label " + std::to_string(label) + " at position " +
-                 std::to_string(bad) + " is out of range for " +
-                 std::to_string(V) + " classes (ignore_index is " +
-                 std::to_string(ignoreIndex) + ")");
+  fail(c.op, messages::labelOutOfRange(label, int64_t(bad), V, ignoreIndex));
 }
 
 } // namespace

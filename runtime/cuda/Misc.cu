@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../common/Messages.h"
 #include "ElementwiseUtil.cuh"
 
 #include <limits>
@@ -38,10 +39,11 @@ auto dispatchIndex(DType dtype, F &&f) {
 /// where the gather kernels have nothing to launch over).
 template <typename I>
 __global__ void checkIndicesKernel(const I *idx, int64_t n, int64_t lo,
-                                   int64_t hi, unsigned long long *flag) {
+                                   int64_t hi, bool hasIgnore, int64_t ignore,
+                                   unsigned long long *flag) {
   for (int64_t p = gridStart(); p < n; p += gridStride()) {
     int64_t k = idx[p];
-    if (k < lo || k >= hi)
+    if ((k < lo || k >= hi) && !(hasIgnore && k == ignore))
       flagError(flag, p);
   }
 }
@@ -297,7 +299,7 @@ Tensor embedding(const Tensor &table, const Tensor &ids) {
     using I = decltype(itag);
     if (rowBytes == 0) {
       launch(c, positions, checkIndicesKernel<I>, ids.data<I>(), positions,
-             int64_t(0), V, flag.get());
+             int64_t(0), V, false, int64_t(0), flag.get());
       return;
     }
     size_t w = widestWord(rowBytes, {table.raw(), y.raw()});
@@ -310,10 +312,30 @@ Tensor embedding(const Tensor &table, const Tensor &ids) {
   });
   int64_t p = flag.first();
   if (p >= 0)
-    fail(op, "id " + std::to_string(readIndex(ids, p)) + " at position " +
-                 std::to_string(p) + " is out of range for a table of " +
-                 std::to_string(V) + " rows");
+    fail(op, messages::idOutOfRange(readIndex(ids, p), p, V));
   return y;
+}
+
+Tensor checkIndices(const Tensor &ids, int64_t bound, bool hasIgnore,
+                    int64_t ignoreIndex, const char *op) {
+  Ctx c(op, {&ids});
+  requireInt(op, ids, hasIgnore ? "labels" : "ids");
+  int64_t n = ids.numel();
+  if (n == 0)
+    return ids;
+  ErrorFlag flag(c);
+  dispatchIndex(ids.dtype(), [&](auto itag) {
+    using I = decltype(itag);
+    launch(c, n, checkIndicesKernel<I>, ids.data<I>(), n, int64_t(0), bound,
+           hasIgnore, ignoreIndex, flag.get());
+  });
+  int64_t p = flag.first();
+  if (p >= 0) {
+    int64_t v = readIndex(ids, p);
+    fail(op, hasIgnore ? messages::labelOutOfRange(v, p, bound, ignoreIndex)
+                       : messages::idOutOfRange(v, p, bound));
+  }
+  return ids;
 }
 
 Tensor embeddingGrad(const Tensor &grad, const Tensor &ids,
@@ -342,7 +364,7 @@ Tensor embeddingGrad(const Tensor &grad, const Tensor &ids,
       using I = decltype(itag);
       if (D == 0)
         launch(c, positions, checkIndicesKernel<I>, ids.data<I>(), positions,
-               int64_t(0), numEmbeddings, flag.get());
+               int64_t(0), numEmbeddings, false, int64_t(0), flag.get());
       else
         launch(c, positions * D, embeddingGradKernel<T, I>, grad.data<T>(),
                ids.data<I>(), acc.data<acc_t<T>>(), positions * D, D,
@@ -350,9 +372,7 @@ Tensor embeddingGrad(const Tensor &grad, const Tensor &ids,
     });
     int64_t p = flag.first();
     if (p >= 0)
-      fail(op, "id " + std::to_string(readIndex(ids, p)) + " at position " +
-                   std::to_string(p) + " is out of range for a table of " +
-                   std::to_string(numEmbeddings) + " rows");
+      fail(op, messages::idOutOfRange(readIndex(ids, p), p, numEmbeddings));
     finishAccumulator<T>(c, acc, out);
     return out;
   });
@@ -462,7 +482,8 @@ Tensor visionGather(const Tensor &embeds, const Tensor &bank,
     using I = decltype(itag);
     if (rowBytes == 0) {
       launch(c, positions, checkIndicesKernel<I>, indices.data<I>(), positions,
-             std::numeric_limits<int64_t>::min(), N, flag.get());
+             std::numeric_limits<int64_t>::min(), N, false, int64_t(0),
+             flag.get());
       return;
     }
     size_t w = widestWord(rowBytes, {embeds.raw(), bank.raw(), y.raw()});
@@ -498,8 +519,8 @@ visionGatherGrad(const Tensor &grad, const Tensor &indices, int64_t bankRows) {
       using I = decltype(itag);
       if (D == 0)
         launch(c, positions, checkIndicesKernel<I>, indices.data<I>(),
-               positions, std::numeric_limits<int64_t>::min(), bankRows,
-               flag.get());
+               positions, std::numeric_limits<int64_t>::min(), bankRows, false,
+               int64_t(0), flag.get());
       else
         launch(c, positions * D, visionGatherGradKernel<T, I>, grad.data<T>(),
                indices.data<I>(), de.data<T>(), acc.data<acc_t<T>>(),

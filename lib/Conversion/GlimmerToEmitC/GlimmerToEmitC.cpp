@@ -560,6 +560,15 @@ LogicalResult FunctionLowering::lower(Operation *op) {
                        .real(s.getLr())
                        .real(s.getWeightDecay()));
       })
+      .Case([&](CheckIndicesOp c) -> LogicalResult {
+        std::optional<int64_t> ignore = c.getIgnoreIndex();
+        return one(call("checkIndices")
+                       .operand(map(c.getIds()))
+                       .integer(c.getBound())
+                       .boolean(ignore.has_value())
+                       .integer(ignore.value_or(0))
+                       .literal("\"" + c.getCheckedOp().str() + "\""));
+      })
       .Case([&](VisionBankIndicesOp v) -> LogicalResult {
         return one(call("visionBankIndices")
                        .operand(map(v.getTokens()))

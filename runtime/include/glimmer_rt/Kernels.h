@@ -92,6 +92,11 @@ Tensor pad(const Tensor &x, const std::vector<int64_t> &low,
 // Model ops.
 /// table [V, D], ids [...] -> [..., D]; ids outside [0, V) throw.
 Tensor embedding(const Tensor &table, const Tensor &ids);
+/// `ids` itself, after checking that every element is in [0, bound) (or is
+/// `ignoreIndex` when `hasIgnore`); fails with the message of `op`'s kernel
+/// ("embedding": ids of a table, "cross_entropy": labels).
+Tensor checkIndices(const Tensor &ids, int64_t bound, bool hasIgnore,
+                    int64_t ignoreIndex, const char *op);
 /// grad [..., D], ids [...] -> [numEmbeddings, D] (scatter-add).
 Tensor embeddingGrad(const Tensor &grad, const Tensor &ids,
                      int64_t numEmbeddings);

@@ -17,6 +17,19 @@ func.func @embedding(%table: tensor<32x16xf32>, %ids: tensor<2x8xi64>, %table_bf
 
 // -----
 
+// check_indices: the ids it returns, checked against a bound, with and
+// without an ignored value (labels).
+// CHECK-LABEL: func.func @check_indices
+// CHECK: glimmer.check_indices %{{.*}} bound = 64 for "embedding" : tensor<2x8xi64>
+// CHECK: glimmer.check_indices %{{.*}} bound = 64 for "cross_entropy" ignore_index = -100 : tensor<16xi32>
+func.func @check_indices(%ids: tensor<2x8xi64>, %labels: tensor<16xi32>) -> (tensor<2x8xi64>, tensor<16xi32>) {
+  %0 = glimmer.check_indices %ids bound = 64 for "embedding" : tensor<2x8xi64>
+  %1 = glimmer.check_indices %labels bound = 64 for "cross_entropy" ignore_index = -100 : tensor<16xi32>
+  return %0, %1 : tensor<2x8xi64>, tensor<16xi32>
+}
+
+// -----
+
 // embedding_grad: scatter-add of [B, T, D] row gradients into a [V, D] table.
 // CHECK-LABEL: func.func @embedding_grad
 // CHECK: glimmer.embedding_grad %{{.*}}, %{{.*}} : tensor<2x8x16xf32>, tensor<2x8xi64> -> tensor<32x16xf32>

@@ -34,6 +34,11 @@ bad_token["tokens"] = batch["tokens"].clone()
 bad_token["tokens"][0, 6] = 1000  # a text position, outside the 64-entry vocabulary
 save_file(bad_token, os.path.join(out, "bad_token.safetensors"))
 
+bad_label = dict(batch)
+bad_label["labels"] = batch["labels"].clone()
+bad_label["labels"][1, 3] = 70  # outside the 64 classes, not the ignored -100
+save_file(bad_label, os.path.join(out, "bad_label.safetensors"))
+
 image_token = 63
 extra_image = dict(batch)
 extra_image["tokens"] = batch["tokens"].clone()

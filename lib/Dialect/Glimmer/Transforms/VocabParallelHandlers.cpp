@@ -62,8 +62,13 @@ Value glimmer::detail::partitionVocabParallelEmbedding(
   b.setInsertionPoint(op);
   OpEmitter e{b, op.getLoc()};
   int64_t rows = op.getTable().getType().getDimSize(0);
-  auto [local, inside] =
-      localRows(e, op.getIds(), vocabOffset(e, split, rows), rows);
+  // The local lookup clamps ids into the rank's rows: the whole vocabulary's
+  // range is checked first, with the unsharded kernel's message.
+  Value ids = CheckIndicesOp::create(
+      b, e.loc, op.getIds().getType(), op.getIds(),
+      b.getI64IntegerAttr(rows * split.groupSize),
+      b.getStringAttr("embedding"), IntegerAttr());
+  auto [local, inside] = localRows(e, ids, vocabOffset(e, split, rows), rows);
   op.getIdsMutable().assign(local);
   b.setInsertionPointAfter(op);
   Value y = op.getResult();
@@ -88,7 +93,12 @@ std::pair<Value, Value> glimmer::detail::partitionLossParallelCrossEntropy(
   RankedTensorType xType = tensorTypeOf(x);
   int64_t vocab = xType.getRank() - 1;
   int64_t rows = xType.getDimSize(vocab);
-  Value labels = op.getLabels();
+  // Labels are checked against the whole vocabulary (the local lookups
+  // clamp them), with the unsharded kernel's message.
+  Value labels = CheckIndicesOp::create(
+      b, e.loc, op.getLabels().getType(), op.getLabels(),
+      b.getI64IntegerAttr(rows * split.groupSize),
+      b.getStringAttr("cross_entropy"), op.getIgnoreIndexAttr());
   RankedTensorType tokenType =
       tensorTypeOf(labels).clone(sumType.getElementType());
   auto sum = ReductionKindAttr::get(b.getContext(), ReductionKind::Sum);

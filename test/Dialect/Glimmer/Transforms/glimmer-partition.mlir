@@ -150,17 +150,19 @@ module attributes {glimmer.spmd = #glimmer.spmd<"tp=2,sp">} {
 
 // -----
 
-// Vocab-parallel embedding (handler): the rank holds 32 of the 64 rows. Its
-// first row comes from its piece of [0, 32]; the ids are made local and
-// clamped, the rows another rank holds are zeroed, and the shares are summed
-// where a replicated value is needed.
+// Vocab-parallel embedding (handler): the rank holds 32 of the 64 rows. The
+// ids are checked against the whole vocabulary (the local lookup could not
+// see a bad one); the rank's first row comes from its piece of [0, 32]; the
+// ids are made local and clamped, the rows another rank holds are zeroed,
+// and the shares are summed where a replicated value is needed.
 // CHECK-LABEL: func.func @vocab_parallel_embedding
 // CHECK-SAME: %arg1: tensor<32x16xf32> {glimmer.param = "tok", glimmer.sharded_axes = ["tp"], glimmer.sharded_dim = 0 : i64}
+// CHECK: %[[IDS:.*]] = glimmer.check_indices %arg0 bound = 64 for "embedding" : tensor<2x8xi64>
 // CHECK: %[[STARTS:.*]] = glimmer.constant dense<[0, 32]> : tensor<2xi64>
 // CHECK: %[[MINE:.*]] = glimmer.local_shard %[[STARTS]] on @mesh ["tp"] dim = 0 : tensor<2xi64> -> tensor<1xi64>
 // CHECK: %[[OFF:.*]] = glimmer.reshape %[[MINE]] : tensor<1xi64> -> tensor<i64>
 // CHECK: %[[OFFB:.*]] = glimmer.broadcast_in_dim %[[OFF]] dims = [] : tensor<i64> -> tensor<2x8xi64>
-// CHECK: %[[REL:.*]] = glimmer.sub %arg0, %[[OFFB]] : tensor<2x8xi64>
+// CHECK: %[[REL:.*]] = glimmer.sub %[[IDS]], %[[OFFB]] : tensor<2x8xi64>
 // CHECK: %[[LO:.*]] = glimmer.max %[[REL]], %{{.*}} : tensor<2x8xi64>
 // CHECK: %[[ROW:.*]] = glimmer.min %[[LO]], %{{.*}} : tensor<2x8xi64>
 // CHECK: %[[IN:.*]] = glimmer.compare eq, %[[ROW]], %[[REL]] : tensor<2x8xi64>
@@ -184,10 +186,12 @@ module attributes {glimmer.spmd = #glimmer.spmd<"tp=2">} {
 // output projection stay split over the vocabulary (16 of 32 per rank).
 // Each token's log-sum-exp combines the ranks' maxima (all-reduce max, used
 // through pvary in the rank's exponentials) and sums; the label's logit
-// comes from the rank holding its row; no rank gathers the logits.
+// comes from the rank holding its row (the labels checked against the
+// whole vocabulary first); no rank gathers the logits.
 // CHECK-LABEL: func.func @loss_parallel_cross_entropy
 // CHECK-NOT: glimmer.all_gather
 // CHECK: %[[LOGITS:.*]] = glimmer.linear %{{.*}}, %arg1 : tensor<8x16xf32>, tensor<16x16xf32> -> tensor<8x16xf32>
+// CHECK: %[[LABELS:.*]] = glimmer.check_indices %arg2 bound = 32 for "cross_entropy" ignore_index = -100 : tensor<8xi64>
 // CHECK: %[[LMAX:.*]] = glimmer.reduce max %[[LOGITS]] dims = [1] : tensor<8x16xf32> -> tensor<8xf32>
 // CHECK: %[[MAX:.*]] = glimmer.all_reduce max %[[LMAX]] on @mesh ["tp"] : tensor<8xf32>
 // CHECK: %[[SHIFT:.*]] = glimmer.pvary %[[MAX]] on @mesh ["tp"] : tensor<8xf32>
@@ -200,7 +204,7 @@ module attributes {glimmer.spmd = #glimmer.spmd<"tp=2">} {
 // CHECK: %[[LT:.*]] = glimmer.reduce sum %{{.*}} dims = [1] : tensor<8x16xf32> -> tensor<8xf32>
 // CHECK: %[[MT:.*]] = glimmer.select %{{.*}}, %[[LT]], %{{.*}} : tensor<8xi1>, tensor<8xf32>
 // CHECK: %[[TARGET:.*]] = glimmer.all_reduce sum %[[MT]] on @mesh ["tp"] : tensor<8xf32>
-// CHECK: %[[VALID:.*]] = glimmer.compare ne, %arg2, %{{.*}} : tensor<8xi64>
+// CHECK: %[[VALID:.*]] = glimmer.compare ne, %[[LABELS]], %{{.*}} : tensor<8xi64>
 // CHECK: %[[NLL:.*]] = glimmer.sub %[[LSE]], %[[TARGET]] : tensor<8xf32>
 // CHECK: %[[LOSSES:.*]] = glimmer.select %[[VALID]], %[[NLL]], %{{.*}} : tensor<8xi1>, tensor<8xf32>
 // CHECK: %[[SUM:.*]] = glimmer.reduce sum %[[LOSSES]] dims = [0] : tensor<8xf32> -> tensor<f32>

@@ -348,6 +348,32 @@ def Glimmer_EmbeddingOp : Glimmer_Op<"embedding", [DeclareOpInterfaceMethods<Gli
   let hasVerifier = 1;
 }
 
+def Glimmer_CheckIndicesOp : Glimmer_Op<"check_indices",
+    [Glimmer_ShardingRuleOpInterface, SameOperandsAndResultType]> {
+  let summary = "Fails the program when an index is out of range";
+  let description = [{
+    Returns `ids` unchanged after checking that every element lies in
+    `[0, bound)`, or equals `ignore_index` when one is given, and otherwise
+    fails with the message of the op named by `for`, as that op's kernel
+    would: `glimmer.embedding: id 1000 at position 6 is out of range for a
+    table of 64 rows`, or, with `ignore_index`, `glimmer.cross_entropy:
+    label 70 at position 3 is out of range for 64 classes (ignore_index is
+    -100)`. glimmer-partition puts it before a vocab-parallel embedding or a
+    loss-parallel cross-entropy: their rank-local lookups clamp the indices
+    into the rank's rows, so they cannot see an index outside the whole
+    vocabulary. Not `Pure` (it can fail), so it is never folded away.
+
+    ```mlir
+    %ids = glimmer.check_indices %tokens bound = 64 for "embedding" : tensor<2x8xi64>
+    %labels = glimmer.check_indices %l bound = 64 for "cross_entropy" ignore_index = -100 : tensor<16xi64>
+    ```
+  }];
+  let arguments = (ins Glimmer_IndexTensor:$ids, I64Attr:$bound,
+                       StrAttr:$checked_op, OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Glimmer_IndexTensor:$output);
+  let assemblyFormat = "$ids `bound` `=` $bound `for` $checked_op (`ignore_index` `=` $ignore_index^)? attr-dict `:` type($ids)";
+}
+
 def Glimmer_EmbeddingGradOp : Glimmer_Op<"embedding_grad", [Pure]> {
   let summary = "Scatter-add of row gradients into a table gradient";
   let description = [{

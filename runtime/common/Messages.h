@@ -1,0 +1,36 @@
+//===- Messages.h - Kernel error messages shared by the backends -*- C++ -*-===//
+//
+// Internal to the runtime: the text of the data-dependent errors that the
+// CPU and the CUDA kernels both raise (prefixed with "glimmer.<op>: " by
+// their fail()), written once so the backends say the same.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GLIMMER_RT_COMMON_MESSAGES_H
+#define GLIMMER_RT_COMMON_MESSAGES_H
+
+#include <cstdint>
+#include <string>
+
+namespace glimmer_rt::messages {
+
+/// An embedding (or embedding_grad) id outside a table of `rows` rows.
+inline std::string idOutOfRange(int64_t id, int64_t position, int64_t rows) {
+  return "id " + std::to_string(id) + " at position " +
+         std::to_string(position) + " is out of range for a table of " +
+         std::to_string(rows) + " rows";
+}
+
+/// A cross-entropy label outside `classes` classes that is not the ignored
+/// index.
+inline std::string labelOutOfRange(int64_t label, int64_t position,
+                                   int64_t classes, int64_t ignoreIndex) {
+  return "label " + std::to_string(label) + " at position " +
+         std::to_string(position) + " is out of range for " +
+         std::to_string(classes) + " classes (ignore_index is " +
+         std::to_string(ignoreIndex) + ")";
+}
+
+} // namespace glimmer_rt::messages
+
+#endif // GLIMMER_RT_COMMON_MESSAGES_H
