@@ -322,6 +322,15 @@ it, t.numpy() copies it.)doc")
   m.def("embedding_grad", &glimmer_rt::embeddingGrad, nogil, py::arg("grad"),
         py::arg("ids"), py::arg("num_embeddings"));
   m.def(
+      "check_indices",
+      [](const Tensor &ids, int64_t bound, std::optional<int64_t> ignore,
+         const std::string &op) {
+        return glimmer_rt::checkIndices(ids, bound, ignore.has_value(),
+                                        ignore.value_or(0), op.c_str());
+      },
+      nogil, py::arg("ids"), py::arg("bound"),
+      py::arg("ignore_index") = std::nullopt, py::arg("op") = "embedding");
+  m.def(
       "linear",
       [](const Tensor &x, const Tensor &w, std::optional<Tensor> bias) {
         return linear(x, w, opt(bias));

@@ -523,6 +523,22 @@ def test_embedding_errors():
         rt.embedding(np.zeros(8, np.float32), np.array([0]))
 
 
+def test_check_indices():
+    # The ids come back unchanged; out-of-range ones fail with the message
+    # of the kernel the check stands in for (embedding ids, labels).
+    ids = np.array([[0, 5], [7, 3]], np.int64)
+    np.testing.assert_array_equal(rt.check_indices(ids, 8).numpy(), ids)
+    with pytest.raises(ValueError, match=r"glimmer.embedding: id 8 at position 2 is out of range for a table of 8 rows"):
+        rt.check_indices(np.array([0, 1, 8, 9], np.int32), 8)
+    labels = np.array([3, -100, 1], np.int64)
+    np.testing.assert_array_equal(
+        rt.check_indices(labels, 4, ignore_index=-100, op="cross_entropy").numpy(), labels)
+    with pytest.raises(ValueError, match=r"glimmer.cross_entropy: label -1 at position 1 is out of range for 4 classes \(ignore_index is -100\)"):
+        rt.check_indices(np.array([3, -1], np.int64), 4, ignore_index=-100, op="cross_entropy")
+    with pytest.raises(ValueError, match="i32 or i64"):
+        rt.check_indices(np.array([0.0]), 4)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_linear(dtype):
     x, w, b = randn((2, 3, 16), dtype, 19), randn((24, 16), dtype, 20), randn(24, dtype, 21)

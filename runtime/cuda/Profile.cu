@@ -23,7 +23,9 @@ namespace cuda {
 namespace {
 
 struct Record {
-  const char *op;
+  /// A copy: checkIndices names the op it checks for with the caller's
+  /// string.
+  std::string op;
   int device;
   cudaEvent_t start, end;
 };
