@@ -84,14 +84,6 @@ void glimmer_rt::synchronize(Device device) {
 #endif
 }
 
-size_t glimmer_rt::deviceMemoryInUse(Device device) {
-#ifdef GLIMMER_RT_HAVE_CUDA
-  if (device.isCuda())
-    return cuda::memoryInUse(device.index);
-#endif
-  return 0;
-}
-
 size_t glimmer_rt::peakDeviceMemory(Device device) {
 #ifdef GLIMMER_RT_HAVE_CUDA
   if (device.isCuda())

@@ -29,9 +29,8 @@ namespace cuda {
 void *allocate(size_t bytes, int device);
 void deallocate(void *ptr, size_t bytes, int device);
 void releaseCache();
-/// Bytes the allocator has handed out on `device` and not got back (whole
-/// buckets), and the most since the last resetPeakMemory.
-size_t memoryInUse(int device);
+/// The most bytes (whole buckets) the allocator has had handed out and not
+/// got back on `device` since the last resetPeakMemory.
 size_t peakMemoryInUse(int device);
 void resetPeakMemory(int device);
 

@@ -146,12 +146,6 @@ void deallocate(void *ptr, size_t bytes, int device) {
   s.inUse -= bucket;
 }
 
-size_t memoryInUse(int device) {
-  DeviceState &s = state(device);
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.inUse;
-}
-
 size_t peakMemoryInUse(int device) {
   DeviceState &s = state(device);
   std::lock_guard<std::mutex> lock(s.mutex);

@@ -38,19 +38,20 @@ struct Totals {
 struct Profiler {
   std::mutex mutex;
   std::vector<Record> pending;
-  std::vector<std::pair<int, cudaEvent_t>> pool;
+  /// Recorded events, ready for reuse, per device.
+  std::map<int, std::vector<cudaEvent_t>> pool;
   std::map<std::string, Totals> totals;
   int64_t steps = 0;
 
   cudaEvent_t take(int device) {
     {
       std::lock_guard<std::mutex> lock(mutex);
-      for (size_t i = 0; i < pool.size(); ++i)
-        if (pool[i].first == device) {
-          cudaEvent_t e = pool[i].second;
-          pool.erase(pool.begin() + i);
-          return e;
-        }
+      std::vector<cudaEvent_t> &ready = pool[device];
+      if (!ready.empty()) {
+        cudaEvent_t e = ready.back();
+        ready.pop_back();
+        return e;
+      }
     }
     cudaEvent_t e = nullptr;
     GLIMMER_CUDA_CHECK(cudaEventCreate(&e));
@@ -112,8 +113,8 @@ void profileCollect(bool count) {
   }
   std::lock_guard<std::mutex> lock(p.mutex);
   for (Record &r : done) {
-    p.pool.push_back({r.device, r.start});
-    p.pool.push_back({r.device, r.end});
+    p.pool[r.device].push_back(r.start);
+    p.pool[r.device].push_back(r.end);
   }
   if (!count)
     return;

@@ -66,10 +66,9 @@ int cudaDeviceCount();
 /// RuntimeError when the device reports an error.
 void synchronize(Device device);
 
-/// Device memory the runtime's allocator has handed out on `device` (whole
-/// allocation buckets) and not got back, and its high-water mark since the
-/// last resetPeakDeviceMemory; 0 for the CPU.
-size_t deviceMemoryInUse(Device device);
+/// The high-water mark, since the last resetPeakDeviceMemory, of the device
+/// memory the runtime's allocator has handed out on `device` and not got
+/// back (whole allocation buckets); 0 for the CPU.
 size_t peakDeviceMemory(Device device);
 void resetPeakDeviceMemory(Device device);
 

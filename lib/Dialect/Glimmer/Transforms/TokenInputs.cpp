@@ -151,6 +151,12 @@ TokenDims::TokenDims(func::FuncOp func, Value tokens) {
   if (type.getDimSize(0) != 1)
     batch = classes.getLeaderValue(node(tokens, 0));
   sequence = classes.getLeaderValue(node(tokens, 1));
+  if (batch == kNone)
+    return;
+  for (const Merged &m : merged)
+    if (m.parts.size() == 2 && classes.getLeaderValue(m.parts[0]) == batch &&
+        classes.getLeaderValue(m.parts[1]) == sequence)
+      flattened.insert(classes.getLeaderValue(m.node));
 }
 
 unsigned TokenDims::leaderOf(Value v, int64_t dim) const {
@@ -166,14 +172,7 @@ TokenDims::Role TokenDims::role(Value v, int64_t dim) const {
     return Role::Sequence;
   if (leader == batch)
     return Role::Batch;
-  if (batch == kNone)
-    return Role::Other;
-  for (const Merged &m : merged)
-    if (classes.getLeaderValue(m.node) == leader && m.parts.size() == 2 &&
-        classes.getLeaderValue(m.parts[0]) == batch &&
-        classes.getLeaderValue(m.parts[1]) == sequence)
-      return Role::FlattenedTokens;
-  return Role::Other;
+  return flattened.contains(leader) ? Role::FlattenedTokens : Role::Other;
 }
 
 SmallVector<int64_t> TokenDims::sequenceDims(Value v) const {

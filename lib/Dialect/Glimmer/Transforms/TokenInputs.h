@@ -77,6 +77,9 @@ private:
   llvm::SmallVector<Merged> merged;
   static constexpr unsigned kNone = ~0u;
   unsigned batch = kNone, sequence = kNone;
+  /// The classes of dimensions that merge the batch and the sequence,
+  /// batch major.
+  llvm::DenseSet<unsigned> flattened;
   mlir::Operation *mixer = nullptr;
 };
 

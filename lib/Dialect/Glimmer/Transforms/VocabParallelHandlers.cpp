@@ -41,6 +41,25 @@ Value vocabOffset(OpEmitter &e, const VocabSplit &split, int64_t rows) {
   return e.reshape(mine, ArrayRef<int64_t>{});
 }
 
+/// `ids` checked against the whole vocabulary of `rows` rows per rank, with
+/// the message of `op`'s unsharded kernel: the rank-local lookups clamp
+/// indices into the rank's rows, so they cannot see one outside it.
+Value checkedAgainstVocabulary(OpEmitter &e, Value ids, const VocabSplit &split,
+                               int64_t rows, StringRef op,
+                               IntegerAttr ignoreIndex = {}) {
+  return CheckIndicesOp::create(e.b, e.loc, ids.getType(), ids,
+                                e.b.getI64IntegerAttr(rows * split.groupSize),
+                                e.b.getStringAttr(op), ignoreIndex);
+}
+
+/// A sum or max of `v` over the split's ranks.
+Value allReduce(OpEmitter &e, ReductionKind kind, Value v,
+                const VocabSplit &split) {
+  return AllReduceOp::create(e.b, e.loc, v.getType(),
+                             ReductionKindAttr::get(e.b.getContext(), kind), v,
+                             split.mesh, axesAttr(e.b, split));
+}
+
 /// `ids` as rows of this rank's piece (`rows` rows from `offset`), clamped
 /// into it, and where they fall inside it.
 std::pair<Value, Value> localRows(OpEmitter &e, Value ids, Value offset,
@@ -62,12 +81,8 @@ Value glimmer::detail::partitionVocabParallelEmbedding(
   b.setInsertionPoint(op);
   OpEmitter e{b, op.getLoc()};
   int64_t rows = op.getTable().getType().getDimSize(0);
-  // The local lookup clamps ids into the rank's rows: the whole vocabulary's
-  // range is checked first, with the unsharded kernel's message.
-  Value ids = CheckIndicesOp::create(
-      b, e.loc, op.getIds().getType(), op.getIds(),
-      b.getI64IntegerAttr(rows * split.groupSize),
-      b.getStringAttr("embedding"), IntegerAttr());
+  Value ids =
+      checkedAgainstVocabulary(e, op.getIds(), split, rows, "embedding");
   auto [local, inside] = localRows(e, ids, vocabOffset(e, split, rows), rows);
   op.getIdsMutable().assign(local);
   b.setInsertionPointAfter(op);
@@ -93,29 +108,20 @@ std::pair<Value, Value> glimmer::detail::partitionLossParallelCrossEntropy(
   RankedTensorType xType = tensorTypeOf(x);
   int64_t vocab = xType.getRank() - 1;
   int64_t rows = xType.getDimSize(vocab);
-  // Labels are checked against the whole vocabulary (the local lookups
-  // clamp them), with the unsharded kernel's message.
-  Value labels = CheckIndicesOp::create(
-      b, e.loc, op.getLabels().getType(), op.getLabels(),
-      b.getI64IntegerAttr(rows * split.groupSize),
-      b.getStringAttr("cross_entropy"), op.getIgnoreIndexAttr());
+  Value labels = checkedAgainstVocabulary(
+      e, op.getLabels(), split, rows, "cross_entropy", op.getIgnoreIndexAttr());
   RankedTensorType tokenType =
       tensorTypeOf(labels).clone(sumType.getElementType());
-  auto sum = ReductionKindAttr::get(b.getContext(), ReductionKind::Sum);
-  auto max = ReductionKindAttr::get(b.getContext(), ReductionKind::Max);
-
   // log-sum-exp over the whole vocabulary, shifted by the global maximum.
   Value localMax = e.reduce(ReductionKind::Max, x, {vocab});
-  Value shift = AllReduceOp::create(b, e.loc, localMax.getType(), max, localMax,
-                                    split.mesh, axesAttr(b, split));
+  Value shift = allReduce(e, ReductionKind::Max, localMax, split);
   // The shift enters this rank's share of the exponentials: its cotangent
   // there is one rank's part.
   Value shiftShare = PvaryOp::create(b, e.loc, shift.getType(), shift,
                                      split.mesh, axesAttr(b, split));
   Value exps = e.exp(e.sub(x, e.broadcastLeading(shiftShare, xType)));
   Value localSum = e.reduceSum(exps, {vocab}, /*keepDims=*/false);
-  Value total = AllReduceOp::create(b, e.loc, localSum.getType(), sum, localSum,
-                                    split.mesh, axesAttr(b, split));
+  Value total = allReduce(e, ReductionKind::Sum, localSum, split);
   Value lse = e.add(e.log(total), shift);
 
   // The label's logit, from the rank that holds its row.
@@ -126,9 +132,7 @@ std::pair<Value, Value> glimmer::detail::partitionLossParallelCrossEntropy(
   Value localTarget =
       e.reduceSum(e.select(isLabel, x, e.zerosLike(x)), {vocab}, false);
   localTarget = e.select(inside, localTarget, e.zerosLike(localTarget));
-  Value target =
-      AllReduceOp::create(b, e.loc, localTarget.getType(), sum, localTarget,
-                          split.mesh, axesAttr(b, split));
+  Value target = allReduce(e, ReductionKind::Sum, localTarget, split);
 
   // -log_softmax at the label, summed over the valid tokens, and their
   // count, as the op returns them.
