@@ -79,3 +79,19 @@ module attributes {glimmer.spmd = #glimmer.spmd<"tp=3">} {
     return %sum : tensor<f32>
   }
 }
+
+// -----
+
+// Key/value heads that tp is a multiple of are replicated, but the query
+// heads (6, not a projection's output here) must still split over tp = 4.
+module attributes {glimmer.spmd = #glimmer.spmd<"tp=4">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=4, "pp"=1]>
+  func.func @query_heads_after_replication(%q: tensor<2x6x16x8xf32>, %x: tensor<2x16x32xf32>, %wk: tensor<16x32xf32> {glimmer.param = "layers.0.wk"}) -> tensor<2x6x16x8xf32> {
+    %k0 = glimmer.linear %x, %wk : tensor<2x16x32xf32>, tensor<16x32xf32> -> tensor<2x16x16xf32>
+    %k1 = glimmer.reshape %k0 : tensor<2x16x16xf32> -> tensor<2x16x2x8xf32>
+    %k = glimmer.transpose %k1 permutation = [0, 2, 1, 3] : tensor<2x16x2x8xf32> -> tensor<2x2x16x8xf32>
+    // expected-error @+1 {{cannot split the 6 query heads of this attention over tp = 4: choose a tp that divides 6}}
+    %o, %lse = glimmer.attention %q, %k, %k scale = 0.35 : tensor<2x6x16x8xf32>, tensor<2x2x16x8xf32> -> tensor<2x6x16x8xf32>, tensor<2x6x16xf32>
+    return %o : tensor<2x6x16x8xf32>
+  }
+}
