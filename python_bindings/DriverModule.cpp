@@ -113,6 +113,8 @@ const char *roleName(glimmer::Slot::Role role) {
     return "exp_avg_sq";
   case glimmer::Slot::Step:
     return "step";
+  case glimmer::Slot::Microbatch:
+    return "microbatch";
   case glimmer::Slot::Other:
     return "other";
   }
@@ -457,16 +459,16 @@ PYBIND11_MODULE(_driver, m) {
       .def_readonly("program", &TrainerHandle::program)
       .def(
           "step",
-          [](TrainerHandle &t, const Batch &b, int64_t gradAccum) {
+          [](TrainerHandle &t, const Batch &b) {
             glimmer_rt::Trainer::StepResult r;
             {
               py::gil_scoped_release release;
               std::lock_guard<std::mutex> lock(t.program->mutex);
-              r = guarded([&] { return t.trainer->step(*b.file, gradAccum); });
+              r = guarded([&] { return t.trainer->step(*b.file); });
             }
             return py::make_tuple(r.step, r.loss, r.gradNorm);
           },
-          py::arg("batch"), py::arg("grad_accum") = 1,
+          py::arg("batch"),
           "One optimizer step; returns (step, loss, grad_norm).")
       .def(
           "save",

@@ -311,6 +311,8 @@ it, t.numpy() copies it.)doc")
         py::arg("shape"), py::arg("dims"));
   m.def("slice", &glimmer_rt::slice, nogil, py::arg("x"), py::arg("start"),
         py::arg("limit"), py::arg("stride"));
+  m.def("microbatch_slice", &glimmer_rt::microbatchSlice, nogil,
+        py::arg("x"), py::arg("index"), py::arg("pieces"), py::arg("dim"));
   m.def("concat", &glimmer_rt::concat, nogil, py::arg("inputs"),
         py::arg("dim"));
   m.def("pad", &glimmer_rt::pad, nogil, py::arg("x"), py::arg("low"),

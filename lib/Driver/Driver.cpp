@@ -224,6 +224,8 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
           }
         if (attrs.get("glimmer.step"))
           slot.role = Slot::Step;
+        if (attrs.get("glimmer.microbatch"))
+          slot.role = Slot::Microbatch;
         if (attrs.get("glimmer.partial"))
           return func.emitError()
                  << "a result is still a per-rank partial sum after the "

@@ -129,12 +129,13 @@ def _to_numpy(triple):
 # --- compile ------------------------------------------------------------------
 
 _DEFAULTS = dict(dtype="f32", optimizer="adamw", lr=1e-3, weight_decay=None,
-                 betas=(0.9, 0.999), eps=1e-8, max_norm=0.0)
+                 betas=(0.9, 0.999), eps=1e-8, max_norm=0.0, grad_accum=1)
 
 
 def compile(model, example_inputs=None, *, dtype="f32", optimizer="adamw",
             lr=1e-3, weight_decay=None, betas=(0.9, 0.999), eps=1e-8,
-            max_norm=0.0, cache_dir=None, verbose=False, tp_plan=None):
+            max_norm=0.0, grad_accum=1, cache_dir=None, verbose=False,
+            tp_plan=None):
     """Compiles a TorchScript model for training under the active
     SpmdContext and returns a Program.
 
@@ -146,6 +147,11 @@ def compile(model, example_inputs=None, *, dtype="f32", optimizer="adamw",
     dtype, optimizer, lr, weight_decay (None: 0.01 for AdamW, 0 for SGD),
         betas, eps, max_norm (0: no clipping): the training configuration
         compiled into @apply_step; train() may change it (recompiling).
+    grad_accum: micro-batches per optimizer step: the batch is cut into
+        that many pieces, run one after another with their gradients summed
+        (the loss stays the mean over the whole batch); the program is
+        compiled for the micro-batch's shape. The same as `microbatches` of
+        the SpmdContext.
     cache_dir: where compiled programs are kept (by default
         $GLIMMER_CACHE_DIR, else $XDG_CACHE_HOME/glimmer, else
         ~/.cache/glimmer; refused unless only you can write it); compiling the same program again
@@ -165,7 +171,7 @@ def compile(model, example_inputs=None, *, dtype="f32", optimizer="adamw",
     layout = str(SpmdContext.current())
     config = dict(dtype=dtype, optimizer=optimizer, lr=lr,
                   weight_decay=weight_decay, betas=betas, eps=eps,
-                  max_norm=max_norm)
+                  max_norm=max_norm, grad_accum=grad_accum)
     return Program(model, example_inputs, layout, config, cache_dir, verbose,
                    tp_plan)
 
@@ -278,6 +284,10 @@ class Program:
                              else float(c["weight_decay"]))
         for k in ("lr", "eps", "max_norm"):
             c[k] = float(c[k])
+        c["grad_accum"] = int(c.get("grad_accum", 1))
+        if c["grad_accum"] < 1:
+            raise ValueError(
+                f"grad_accum must be at least 1, got {c['grad_accum']}")
         c["dtype"], c["optimizer"] = str(c["dtype"]), str(c["optimizer"])
         return c
 
@@ -287,7 +297,22 @@ class Program:
             return (config["dtype"], False)
         return (config["dtype"], True, config["optimizer"], config["lr"],
                 config["weight_decay"], config["betas"], config["eps"],
-                config["max_norm"])
+                config["max_norm"], config["grad_accum"])
+
+    def _layout_for(self, config, train):
+        """The SPMD layout a variant compiles for: the thread's, with
+        `grad_accum` micro-batches when training."""
+        n = config["grad_accum"] if train else 1
+        if n == 1:
+            return self.layout
+        have = SpmdContext.parse(self.layout).microbatches
+        if have == n:
+            return self.layout
+        if have != 1:
+            raise ValueError(f"grad_accum={n} disagrees with "
+                             f"microbatches={have} of the SpmdContext")
+        return (self.layout + "," if self.layout else "") + \
+            f"microbatches={n}"
 
     def _variant(self, config, train):
         key = self._key(config, train)
@@ -305,7 +330,7 @@ class Program:
                 weight_decay=config["weight_decay"], beta1=b1, beta2=b2,
                 eps=config["eps"], max_norm=config["max_norm"],
                 cache_dir=self._cache_dir, verbose=self._verbose,
-                spmd=self.layout, tp_plan=self._tp_plan)
+                spmd=self._layout_for(config, train), tp_plan=self._tp_plan)
             if program.diagnostics:
                 warnings.warn(program.diagnostics, stacklevel=4)
             self._variants[key] = program
@@ -393,22 +418,21 @@ class Program:
 
     def train(self, data, steps=10, *, optimizer=None, lr=None,
               weight_decay=None, betas=None, eps=None, max_norm=None,
-              grad_accum=1, dtype=None, callback=None):
+              grad_accum=None, dtype=None, callback=None):
         """Runs `steps` optimizer steps on `data` (a safetensors path or a
         dict of name -> tensor; the batch repeats, as in glimmer-train), each
-        on `grad_accum` micro-batches with averaged gradients. Options left
+        on `grad_accum` micro-batches of it (see compile()). Options left
         None keep the current configuration; a changed one recompiles.
         Returns one dict per step: step, loss, grad_norm, seconds; calls
         `callback(dict)` after each step when given."""
-        steps, grad_accum = int(steps), int(grad_accum)
+        steps = int(steps)
         if steps < 0:
             raise ValueError(f"steps must not be negative, got {steps}")
-        if grad_accum < 1:
-            raise ValueError(f"grad_accum must be at least 1, got {grad_accum}")
         with self._lock:
             config = dict(self._config)
             given = dict(optimizer=optimizer, lr=lr, weight_decay=weight_decay,
-                         betas=betas, eps=eps, max_norm=max_norm, dtype=dtype)
+                         betas=betas, eps=eps, max_norm=max_norm, dtype=dtype,
+                         grad_accum=grad_accum)
             config.update({k: v for k, v in given.items() if v is not None})
             config = self._normalize(config)
             batch, path = self._batch(data)
@@ -418,7 +442,7 @@ class Program:
             results = []
             for _ in range(steps):
                 start = time.perf_counter()
-                step, loss, grad_norm = trainer.step(batch, grad_accum)
+                step, loss, grad_norm = trainer.step(batch)
                 r = {"step": step, "loss": loss, "grad_norm": grad_norm,
                      "seconds": time.perf_counter() - start}
                 results.append(r)

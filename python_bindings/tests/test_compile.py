@@ -106,6 +106,25 @@ def test_options_and_grad_accum_equal_glimmer_train():
     assert len(theirs) == 3 and steps(ours) == theirs
 
 
+def test_grad_accum_cuts_the_batch_and_keeps_the_step():
+    # f64 so that the micro-batches' summed gradients agree with the whole
+    # batch's to rounding; the batch of 2 runs as two micro-batches of one.
+    whole = compile_reference(dtype="f64").train(BATCH, steps=3)
+    program = compile_reference(dtype="f64")
+    pieces = program.train(BATCH, steps=3, grad_accum=2)
+    for a, b in zip(whole, pieces):
+        assert_allclose_finite(b["loss"], a["loss"], rtol=1e-12)
+        assert_allclose_finite(b["grad_norm"], a["grad_norm"], rtol=1e-12)
+    # The grad_step is compiled for one sample and takes the micro-batch.
+    assert "{glimmer.microbatch}" in program.mlir
+    assert "tensor<1x" in program.mlir
+    with glimmer.SpmdContext(microbatches=2):
+        layered = glimmer.compile(MODEL, BATCH, dtype="f64")
+        with pytest.raises(ValueError, match="grad_accum=4 disagrees with "
+                                             "microbatches=2"):
+            layered.train(BATCH, steps=1, grad_accum=4)
+
+
 def test_training_continues_across_calls_and_checkpoints(reference_steps,
                                                          tmp_path):
     program = compile_reference()

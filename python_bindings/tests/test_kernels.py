@@ -466,6 +466,18 @@ def test_shape_ops(dtype):
           np.pad(x, [(0, 1), (1, 0), (2, 3)], constant_values=1).astype(dtype))
 
 
+def test_microbatch_slice():
+    # Piece i of n along a dimension; the index is a host scalar.
+    x = np.arange(8 * 3, dtype=np.int64).reshape(8, 3)
+    for i in range(4):
+        equal(rt.microbatch_slice(x, np.array(i, np.int64), 4, 0), x[2 * i:2 * i + 2])
+    equal(rt.microbatch_slice(x.T.copy(), np.array(1, np.int64), 2, 1), x.T[:, 4:])
+    with pytest.raises(ValueError, match=r"micro-batch 4 is out of range \[0, 4\)"):
+        rt.microbatch_slice(x, np.array(4, np.int64), 4, 0)
+    with pytest.raises(ValueError, match="into 3 micro-batches"):
+        rt.microbatch_slice(x, np.array(0, np.int64), 3, 0)
+
+
 def test_pad_value_conversion():
     lab = np.array([[1, 2, 3]], np.int64)
     equal(rt.pad(lab, [0, 0], [0, 1], -100.0), np.array([[1, 2, 3, -100]], np.int64))

@@ -89,14 +89,16 @@ size_t glimmer_rt::peakDeviceMemory(Device device) {
   if (device.isCuda())
     return cuda::peakMemoryInUse(device.index);
 #endif
-  return 0;
+  return allocatorStats().peakBytes;
 }
 
 void glimmer_rt::resetPeakDeviceMemory(Device device) {
 #ifdef GLIMMER_RT_HAVE_CUDA
   if (device.isCuda())
     cuda::resetPeakMemory(device.index);
+  else
 #endif
+    resetHostPeak();
 }
 
 bool glimmer_rt::profilingEnabled() {

@@ -15,6 +15,7 @@
 #include "../cuda/CudaBackend.h"
 #endif
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -59,18 +60,23 @@ public:
         it->second.pop_back();
         stats.reuses++;
         stats.cachedBytes -= bucket;
+        noteInUse(bucket);
         return p;
       }
       stats.allocations++;
+      noteInUse(bucket);
     }
     void *p = std::aligned_alloc(kAlignment, bucket);
     if (!p) {
       // Memory may be held by the cache: release it and try once more.
       release();
       p = std::aligned_alloc(kAlignment, bucket);
-      if (!p)
+      if (!p) {
+        std::lock_guard<std::mutex> lock(mutex);
+        stats.inUseBytes -= bucket;
         throw RuntimeError("out of memory allocating " +
                            std::to_string(bucket) + " bytes");
+      }
     }
     return p;
   }
@@ -82,6 +88,12 @@ public:
     std::lock_guard<std::mutex> lock(mutex);
     freeLists[bucket].push_back(p);
     stats.cachedBytes += bucket;
+    stats.inUseBytes -= bucket;
+  }
+
+  void resetPeak() {
+    std::lock_guard<std::mutex> lock(mutex);
+    stats.peakBytes = stats.inUseBytes;
   }
 
   void release() {
@@ -102,6 +114,12 @@ public:
   }
 
 private:
+  /// Under the lock.
+  void noteInUse(size_t bucket) {
+    stats.inUseBytes += bucket;
+    stats.peakBytes = std::max(stats.peakBytes, stats.inUseBytes);
+  }
+
   std::mutex mutex;
   std::unordered_map<size_t, std::vector<void *>> freeLists;
   AllocatorStats stats;
@@ -149,6 +167,8 @@ Buffer::~Buffer() {
 }
 
 AllocatorStats glimmer_rt::allocatorStats() { return allocator().snapshot(); }
+
+void glimmer_rt::resetHostPeak() { allocator().resetPeak(); }
 
 void glimmer_rt::emptyCache() {
   allocator().release();

@@ -10,6 +10,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -30,7 +31,8 @@ const std::pair<Slot::Role, const char *> kRoles[] = {
     {Slot::Input, "input"},     {Slot::Parameter, "param"},
     {Slot::Buffer, "buffer"},   {Slot::Grad, "grad"},
     {Slot::ExpAvg, "exp_avg"},  {Slot::ExpAvgSq, "exp_avg_sq"},
-    {Slot::Step, "step"},       {Slot::Other, "other"}};
+    {Slot::Step, "step"},       {Slot::Microbatch, "microbatch"},
+    {Slot::Other, "other"}};
 
 std::string join(const std::vector<std::string> &parts) {
   std::string s;
@@ -458,6 +460,17 @@ void glimmer_rt::checkVisionRows(const ProgramInfo &program,
   }
 }
 
+/// `args` with the micro-batch index arguments of `fn` set to `micro` (a
+/// host scalar: the slicing kernel reads it without a device sync).
+static std::vector<Tensor> withMicrobatch(const Function &fn,
+                                          std::vector<Tensor> args,
+                                          int64_t micro) {
+  for (size_t i = 0; i < fn.arguments.size(); ++i)
+    if (fn.arguments[i].role == Slot::Microbatch)
+      args[i] = full(DType::I64, {}, double(micro));
+  return args;
+}
+
 /// The program's data inputs, read on the host once (each rank moves them
 /// to its device).
 static std::vector<Tensor> readInputs(const Function &fn,
@@ -479,7 +492,7 @@ double glimmer_rt::runForward(const CompiledProgram &program,
   std::vector<Tensor> inputs = readInputs(fn, layout, data);
   std::vector<Tensor> full;
   for (const Slot &slot : fn.arguments)
-    full.push_back(slot.role == Slot::Input
+    full.push_back(slot.role == Slot::Input || slot.role == Slot::Microbatch
                        ? Tensor()
                        : readFull(*weights, layout, slot, slot.name,
                                   "the weights"));
@@ -492,16 +505,25 @@ double glimmer_rt::runForward(const CompiledProgram &program,
     size_t next = 0;
     for (size_t i = 0; i < fn.arguments.size(); ++i)
       frame.inputs.push_back(
-          fn.arguments[i].role == Slot::Input
-              ? inputs[next++].to(device)
+          fn.arguments[i].role == Slot::Input ? inputs[next++].to(device)
+          : fn.arguments[i].role == Slot::Microbatch
+              ? Tensor()
               : pieceFor(full[i], layout, fn.arguments[i], rank, device));
-    fn.entry(frame);
-    if (frame.outputs.empty() || frame.outputs[0].numel() != 1)
-      throw RuntimeError("the model's forward does not return a scalar loss");
+    double loss = 0;
+    std::vector<Tensor> args = frame.inputs;
+    for (int64_t micro = 0; micro < layout.microbatches; ++micro) {
+      frame.inputs = withMicrobatch(fn, args, micro);
+      frame.outputs.clear();
+      fn.entry(frame);
+      if (frame.outputs.empty() || frame.outputs[0].numel() != 1)
+        throw RuntimeError("the model's forward does not return a scalar "
+                           "loss");
+      loss += frame.outputs[0].item(0);
+    }
     size_t index = 0;
     while (ranks.local()[index] != rank)
       ++index;
-    losses[index] = frame.outputs[0].item(0);
+    losses[index] = loss;
   });
   return losses[0];
 }
@@ -610,6 +632,10 @@ std::vector<Tensor> Trainer::bind(const Function &fn, int64_t rank,
     case Slot::Step:
       inputs.push_back(full(DType::I64, {}, double(steps + 1)));
       break;
+    case Slot::Microbatch:
+      // Set per call (withMicrobatch).
+      inputs.push_back(full(DType::I64, {}, 0));
+      break;
     case Slot::Other:
       throw RuntimeError("a compiled argument has no name");
     }
@@ -617,16 +643,14 @@ std::vector<Tensor> Trainer::bind(const Function &fn, int64_t rank,
   return inputs;
 }
 
-Trainer::StepResult Trainer::step(const SafetensorsFile &data,
-                                  int64_t gradAccum) {
-  if (gradAccum < 1)
-    throw RuntimeError("--grad-accum must be at least 1");
+Trainer::StepResult Trainer::step(const SafetensorsFile &data) {
   const Function &grad = program.function("grad_step");
   const Function &apply = program.function("apply_step");
   std::vector<Tensor> inputs = readInputs(grad, program.layout(), data);
   // After binding, so that a mis-shaped batch is reported as such.
   checkVisionRows(program.info(), data);
   std::vector<double> losses(states.size()), norms(states.size());
+  int64_t microbatches = program.layout().microbatches;
   ranks.run([&](int64_t rank) {
     size_t index = 0;
     while (ranks.local()[index] != rank)
@@ -634,11 +658,13 @@ Trainer::StepResult Trainer::step(const SafetensorsFile &data,
     std::vector<Tensor> args = bind(grad, rank, &inputs, {});
     State grads;
     Tensor loss;
-    for (int64_t micro = 0; micro < gradAccum; ++micro) {
+    // Each micro-batch's loss and gradients are its share of the global
+    // token mean (the program divides by the whole batch's count), so the
+    // step's are their sums.
+    for (int64_t micro = 0; micro < microbatches; ++micro) {
       Frame frame;
-      frame.inputs = args;
+      frame.inputs = withMicrobatch(grad, args, micro);
       grad.entry(frame);
-      // Sum over micro-batches; divided by their number below.
       loss = micro == 0 ? frame.outputs[0] : add(loss, frame.outputs[0]);
       for (size_t i = 1; i < grad.results.size(); ++i) {
         const std::string &name = grad.results[i].name;
@@ -648,14 +674,6 @@ Trainer::StepResult Trainer::step(const SafetensorsFile &data,
         else
           it->second = add(it->second, frame.outputs[i]);
       }
-    }
-    if (gradAccum > 1) {
-      auto scaled = [&](const Tensor &t) {
-        return div(t, full(t.dtype(), t.shape(), double(gradAccum)));
-      };
-      loss = scaled(loss);
-      for (auto &[name, g] : grads)
-        g = scaled(g);
     }
     Frame frame;
     frame.inputs = bind(apply, rank, nullptr, grads);
@@ -839,24 +857,28 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
     progress("resumed from " + options.resumePath + " at step " +
              std::to_string(trainer.stepsDone()));
   }
-  // The most device memory any GPU's allocator handed out during a step
-  // (reported with --metrics; 0 on the CPU).
-  int gpus = cudaDeviceCount();
+  // The most memory any of this process's ranks' devices had handed out
+  // during a step (reported with --metrics; on the CPU, the host allocator
+  // that all thread ranks share).
+  std::vector<Device> devices;
+  for (int64_t r : ranks.local())
+    if (std::find(devices.begin(), devices.end(), ranks.device(r)) ==
+        devices.end())
+      devices.push_back(ranks.device(r));
   for (int64_t i = 0; i < options.steps; ++i) {
-    for (int d = 0; d < gpus; ++d)
-      resetPeakDeviceMemory(Device::cuda(d));
+    for (Device d : devices)
+      resetPeakDeviceMemory(d);
     auto start = Clock::now();
-    Trainer::StepResult r = trainer.step(data, options.gradAccum);
+    Trainer::StepResult r = trainer.step(data);
     double seconds =
         std::chrono::duration<double>(Clock::now() - start).count();
     size_t peakBytes = 0;
-    for (int d = 0; d < gpus; ++d)
-      peakBytes = std::max(peakBytes, peakDeviceMemory(Device::cuda(d)));
+    for (Device d : devices)
+      peakBytes = std::max(peakBytes, peakDeviceMemory(d));
     // The first step is a warm-up (cuBLAS plans, the allocator's cache).
     if (profilingEnabled())
       profileStep(/*count=*/i > 0);
-    double tps =
-        seconds > 0 ? double(tokens * options.gradAccum) / seconds : 0;
+    double tps = seconds > 0 ? double(tokens) / seconds : 0;
     if (!reports)
       continue;
     char rate[32];

@@ -2,7 +2,7 @@
 //
 //   glimmer-run PROGRAM.{so,cpp} --weights=W.safetensors
 //       --data=BATCH.safetensors|synthetic:batch=..,seq=..,images=..
-//       [--backend=cpu|cuda] [--steps=N] [--grad-accum=N] [--forward-only]
+//       [--backend=cpu|cuda] [--steps=N] [--forward-only]
 //       [--save=CKPT] [--resume=CKPT] [--metrics=OUT.jsonl] [--seed=N]
 //       [--timeout=SECONDS] [--quiet] [--cache-dir=DIR]
 //
@@ -120,8 +120,7 @@ int main(int argc, char **argv) {
         std::cout
             << "usage: glimmer-run PROGRAM.{so,cpp} --weights=FILE "
                "--data=FILE|synthetic:batch=B,seq=T,images=K\n"
-               "  [--backend=cpu|cuda] [--steps=N] [--grad-accum=N] "
-               "[--forward-only]\n"
+               "  [--backend=cpu|cuda] [--steps=N] [--forward-only]\n"
                "  [--save=FILE] [--resume=FILE] [--metrics=FILE] "
                "[--seed=N] [--timeout=S] [--quiet]\n"
                "  [--cache-dir=DIR]  where a .cpp program is built (default: "
@@ -135,12 +134,15 @@ int main(int argc, char **argv) {
           value("--resume", resume) || value("--metrics", metrics) ||
           value("--cache-dir", cacheDir) ||
           number("--steps", loop.steps) ||
-          number("--grad-accum", loop.gradAccum) ||
           number("--seed", seed) || number("--timeout", timeout))
         continue;
     } catch (const RuntimeError &e) {
       return fail(e.what());
     }
+    if (arg.rfind("--grad-accum", 0) == 0)
+      return fail("micro-batches are chosen when the program is compiled "
+                  "(glimmer-train --grad-accum=N, or microbatches=N in "
+                  "--spmd): it is compiled for the micro-batch's shape");
     if (arg == "--forward-only")
       loop.forwardOnly = true;
     else if (arg == "--quiet")
@@ -159,8 +161,6 @@ int main(int argc, char **argv) {
     return fail("--weights is required");
   if (data.empty())
     return fail("--data is required");
-  if (loop.gradAccum < 1)
-    return fail("--grad-accum must be at least 1");
   Backend backend;
   if (!parseBackend(backendName, backend))
     return fail("unknown backend '" + backendName + "' (available: cpu, cuda)");

@@ -91,7 +91,10 @@ static cl::opt<double> maxNorm(
     cl::cat(trainCategory));
 static cl::opt<int> gradAccum(
     "grad-accum", cl::init(1),
-    cl::desc("Micro-batches per optimizer step (gradients averaged)"),
+    cl::desc("Micro-batches per optimizer step: the batch is cut into N "
+             "pieces, run one after another with the gradients summed "
+             "(the loss stays the mean over the whole batch); the same as "
+             "microbatches=N in --spmd"),
     cl::cat(trainCategory));
 static cl::opt<unsigned> seed("seed", cl::init(0),
                               cl::desc("Seed of synthetic data"),
@@ -208,6 +211,17 @@ int main(int argc, char **argv) {
   options.cacheDir = dir;
   options.train = !forwardOnly;
   options.spmd = spmd;
+  if (gradAccum > 1) {
+    // A malformed --spmd is reported by the compiler, with its message.
+    if (auto layout = glimmer::SpmdContext::parse(spmd)) {
+      if (layout->microbatches != 1 && layout->microbatches != gradAccum)
+        return fail("--grad-accum=" + std::to_string(gradAccum) +
+                    " disagrees with microbatches=" +
+                    std::to_string(layout->microbatches) + " in --spmd");
+      layout->microbatches = gradAccum;
+      options.spmd = layout->print();
+    }
+  }
   options.tpPlan = tpPlan;
   options.optimizer.optimizer = optimizer;
   options.optimizer.lr = lr;
@@ -238,7 +252,6 @@ int main(int argc, char **argv) {
   glimmer_rt::LoopOptions loop;
   loop.weightsPath = model->weightsPath;
   loop.steps = steps;
-  loop.gradAccum = gradAccum;
   loop.forwardOnly = forwardOnly;
   loop.savePath = savePath;
   loop.resumePath = resumePath;

@@ -620,6 +620,13 @@ LogicalResult FunctionLowering::lower(Operation *op) {
                        .operand(map(r.getInput()))
                        .literal(axesLiteral(r.getAxes())));
       })
+      .Case([&](MicrobatchSliceOp m) -> LogicalResult {
+        return one(call("microbatchSlice")
+                       .operand(map(m.getInput()))
+                       .operand(map(m.getIndex()))
+                       .integer(m.getPieces())
+                       .integer(m.getDim()));
+      })
       .Case([&](LocalShardOp l) -> LogicalResult {
         return one(call("localShard")
                        .operand(map(l.getInput()))

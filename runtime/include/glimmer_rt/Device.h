@@ -68,7 +68,8 @@ void synchronize(Device device);
 
 /// The high-water mark, since the last resetPeakDeviceMemory, of the device
 /// memory the runtime's allocator has handed out on `device` and not got
-/// back (whole allocation buckets); 0 for the CPU.
+/// back (whole allocation buckets). For the CPU: the process's host
+/// allocator, shared by every thread rank.
 size_t peakDeviceMemory(Device device);
 void resetPeakDeviceMemory(Device device);
 

@@ -86,6 +86,10 @@ Tensor slice(const Tensor &x, const std::vector<int64_t> &start,
              const std::vector<int64_t> &limit,
              const std::vector<int64_t> &stride);
 Tensor concat(const std::vector<Tensor> &inputs, int64_t dim);
+/// Piece `index` (a scalar, read on the host) of `pieces` equal pieces of
+/// dimension `dim`: the current micro-batch of a full-batch value.
+Tensor microbatchSlice(const Tensor &x, const Tensor &index, int64_t pieces,
+                       int64_t dim);
 Tensor pad(const Tensor &x, const std::vector<int64_t> &low,
            const std::vector<int64_t> &high, double value);
 

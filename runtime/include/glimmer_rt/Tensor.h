@@ -44,10 +44,14 @@ struct AllocatorStats {
   size_t allocations = 0; // calls that reached malloc
   size_t reuses = 0;      // calls served from the cache
   size_t cachedBytes = 0; // bytes currently held in the cache
+  size_t inUseBytes = 0;  // bytes handed out and not given back (buckets)
+  size_t peakBytes = 0;   // high-water mark of inUseBytes since the reset
 };
 AllocatorStats allocatorStats();
 /// Releases all cached (unused) blocks.
 void emptyCache();
+/// Restarts the host allocator's high-water mark at what is in use now.
+void resetHostPeak();
 
 class Tensor {
 public:

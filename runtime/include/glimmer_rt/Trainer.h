@@ -37,7 +37,18 @@ namespace glimmer_rt {
 /// An argument or result of a compiled function, identified by role and
 /// state_dict name.
 struct Slot {
-  enum Role { Input, Parameter, Buffer, Grad, ExpAvg, ExpAvgSq, Step, Other };
+  enum Role {
+    Input,
+    Parameter,
+    Buffer,
+    Grad,
+    ExpAvg,
+    ExpAvgSq,
+    Step,
+    /// The index of the micro-batch a call computes (a host i64 scalar).
+    Microbatch,
+    Other
+  };
   Role role = Other;
   std::string name;
   DType dtype = DType::F32;
@@ -171,9 +182,11 @@ public:
     double loss;
     double gradNorm;
   };
-  /// One optimizer step on `gradAccum` micro-batches (all `data`):
-  /// gradients and losses are averaged over the micro-batches.
-  StepResult step(const SafetensorsFile &data, int64_t gradAccum = 1);
+  /// One optimizer step on the batch `data`: @grad_step runs once per
+  /// micro-batch the program was compiled for (its layout's
+  /// `microbatches`), each on its piece of the batch; their losses and
+  /// gradients (each a share of the global token mean) are summed.
+  StepResult step(const SafetensorsFile &data);
 
   /// Parameters (state_dict keys, full tensors), optimizer state and the
   /// step count, as a checkpoint (writeCheckpoint). Resuming from it
@@ -219,7 +232,6 @@ void writeCheckpoint(const std::string &path,
 struct LoopOptions {
   std::string weightsPath;
   int64_t steps = 10;
-  int64_t gradAccum = 1;
   /// Run @forward once and report the loss instead of training.
   bool forwardOnly = false;
   std::string savePath, resumePath;

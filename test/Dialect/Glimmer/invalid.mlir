@@ -728,3 +728,36 @@ func.func @sequence_parallel_elsewhere(%x: tensor<8xf32>) -> tensor<8xf32> {
   %0 = glimmer.exp %x {glimmer.sequence_parallel} : tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+// Micro-batches cut their dimension into equal pieces.
+func.func @microbatch_indivisible(%x: tensor<6x4xi64>, %mb: tensor<i64>) -> tensor<1x4xi64> {
+  // expected-error @+1 {{cannot cut dimension 0 of size 6 into 4 equal micro-batches}}
+  %0 = glimmer.microbatch_slice %x[%mb] pieces = 4 dim = 0 : tensor<6x4xi64>, tensor<i64> -> tensor<1x4xi64>
+  return %0 : tensor<1x4xi64>
+}
+
+// -----
+
+// The result is one piece.
+func.func @microbatch_wrong_result(%x: tensor<8x4xi64>, %mb: tensor<i64>) -> tensor<4x4xi64> {
+  // expected-error @+1 {{expects result of shape [2, 4], got [4, 4]}}
+  %0 = glimmer.microbatch_slice %x[%mb] pieces = 4 dim = 0 : tensor<8x4xi64>, tensor<i64> -> tensor<4x4xi64>
+  return %0 : tensor<4x4xi64>
+}
+
+// -----
+
+// The index is a scalar.
+func.func @microbatch_index_not_scalar(%x: tensor<8x4xi64>, %mb: tensor<1xi64>) -> tensor<2x4xi64> {
+  // expected-error @+1 {{expects a scalar micro-batch index}}
+  %0 = glimmer.microbatch_slice %x[%mb] pieces = 4 dim = 0 : tensor<8x4xi64>, tensor<1xi64> -> tensor<2x4xi64>
+  return %0 : tensor<2x4xi64>
+}
+
+// -----
+
+// The micro-batch mark is a unit attribute.
+// expected-error @+1 {{'glimmer.microbatch' must be a unit attribute}}
+func.func private @microbatch_mark_not_unit(tensor<i64> {glimmer.microbatch = 1 : i64})

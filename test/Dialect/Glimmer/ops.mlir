@@ -383,3 +383,14 @@ func.func @pad(%arg0: tensor<2x7xi64>, %arg1: tensor<2x2xf32>) -> (tensor<2x8xi6
   %1 = glimmer.pad %arg1 low = [1, 2] high = [3, 0] value = 0.0 : tensor<2x2xf32> -> tensor<6x4xf32>
   return %0, %1 : tensor<2x8xi64>, tensor<6x4xf32>
 }
+
+// -----
+
+// microbatch_slice keeps the current micro-batch's samples; the index is the
+// function's micro-batch argument.
+// CHECK-LABEL: func.func @microbatch_of_batch
+// CHECK: glimmer.microbatch_slice %{{.*}}[%{{.*}}] pieces = 4 dim = 0 : tensor<8x16xi64>, tensor<i64> -> tensor<2x16xi64>
+func.func @microbatch_of_batch(%x: tensor<8x16xi64>, %mb: tensor<i64> {glimmer.microbatch}) -> tensor<2x16xi64> {
+  %0 = glimmer.microbatch_slice %x[%mb] pieces = 4 dim = 0 : tensor<8x16xi64>, tensor<i64> -> tensor<2x16xi64>
+  return %0 : tensor<2x16xi64>
+}

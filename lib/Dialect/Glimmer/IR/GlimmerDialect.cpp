@@ -166,8 +166,13 @@ LogicalResult GlimmerDialect::verifyRegionArgAttribute(Operation *op,
                              << "' must be a string";
     return success();
   }
-  if (attr.getName() == "glimmer.step")
+  if (attr.getName() == "glimmer.step" ||
+      attr.getName() == "glimmer.microbatch") {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << attr.getName().getValue()
+                             << "' must be a unit attribute";
     return success();
+  }
   bool piece = isShardedPieceAttr(attr.getName().getValue());
   if (attr.getName() != getShardingAttrName() && !piece)
     return op->emitError() << "unknown glimmer argument attribute '"

@@ -298,6 +298,26 @@ LogicalResult SliceOp::verify() {
   return checkShape(*this, getOutput(), "result", expected);
 }
 
+LogicalResult MicrobatchSliceOp::verify() {
+  RankedTensorType in = tensorType(getInput());
+  if (tensorType(getIndex()).getRank() != 0)
+    return emitOpError() << "expects a scalar micro-batch index";
+  int64_t dim = getDim(), pieces = getPieces();
+  if (dim < 0 || dim >= in.getRank())
+    return emitOpError() << "dimension " << dim << " is out of range for "
+                         << in;
+  if (pieces < 1 || in.getDimSize(dim) % pieces != 0)
+    return emitOpError() << "cannot cut dimension " << dim << " of size "
+                         << in.getDimSize(dim) << " into " << pieces
+                         << " equal micro-batches";
+  if (failed(checkSameElementType(*this, getInput(), "input", getOutput(),
+                                  "result")))
+    return failure();
+  SmallVector<int64_t> expected(in.getShape());
+  expected[dim] /= pieces;
+  return checkShape(*this, getOutput(), "result", expected);
+}
+
 LogicalResult ConcatOp::verify() {
   if (getInputs().empty())
     return emitOpError() << "expects at least one input";

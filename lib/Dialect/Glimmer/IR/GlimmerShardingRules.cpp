@@ -417,6 +417,11 @@ ShardingRule AllGatherOp::getShardingRule() {
 ShardingRule ReduceScatterOp::getShardingRule() {
   return alongDimRule(*this, getDim());
 }
+ShardingRule MicrobatchSliceOp::getShardingRule() {
+  ShardingRule rule = alongDimRule(*this, getDim());
+  rule.addOperand({});
+  return rule;
+}
 ShardingRule LocalShardOp::getShardingRule() {
   return alongDimRule(*this, getDim());
 }

@@ -30,7 +30,10 @@
 
 #include "TokenInputs.h"
 
+#include "glimmer/Dialect/Glimmer/IR/OpEmitter.h"
+
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -73,6 +76,7 @@ public:
       : func(func), mesh(mesh), b(func.getContext()), roles(func, tokens) {
     cp = layout.cp();
     dp = layout.dpReplicate() * layout.dpShard();
+    mb = layout.microbatches;
     SmallVector<StringRef> dpNames, tokenNames;
     for (MeshAxis axis : {MeshAxis::DpReplicate, MeshAxis::DpShard})
       if (layout.degree(axis) > 1) {
@@ -96,7 +100,7 @@ private:
   }
   /// How many ranks split dimension `d` under `s`.
   int64_t factor(const Sharding &s, int64_t d) const {
-    return (s.batch == d ? dp : 1) * (s.seq == d ? cp : 1);
+    return (s.batch == d ? dp * mb : 1) * (s.seq == d ? cp : 1);
   }
   RankedTensorType localType(RankedTensorType global, const Sharding &s) {
     SmallVector<int64_t> shape(global.getShape());
@@ -129,12 +133,30 @@ private:
     return r;
   }
   /// The batch piece of a full value whose dimension 0 is the batch (or
-  /// the flattened batch-major tokens), which the pass checked divides.
+  /// the flattened batch-major tokens), which the pass checked divides:
+  /// the rank's samples, then the current micro-batch of them.
   Value shardBatch(Value v, Location loc) {
-    Value s = shard(v, 0, dpAxes, dp, Sharding{0, -1}, loc);
-    assert(s && "the batch is divisible by the data-parallel degree");
-    return s;
+    if (dp > 1)
+      v = LocalShardOp::create(b, loc, piece(v, dp), v, mesh, dpAxes,
+                               b.getI64IntegerAttr(0));
+    if (mb > 1)
+      v = MicrobatchSliceOp::create(b, loc, piece(v, mb), v, microbatch,
+                                    b.getI64IntegerAttr(mb),
+                                    b.getI64IntegerAttr(0));
+    dims[v] = Sharding{0, -1};
+    return v;
   }
+  /// The type of one of `n` pieces of `v` along dimension 0.
+  static RankedTensorType piece(Value v, int64_t n) {
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    assert(shape[0] % n == 0 && "the pass checked divisibility");
+    shape[0] /= n;
+    return type.clone(shape);
+  }
+  LogicalResult takeCountsOnFullBatch();
+  Value unpermuted(Value v, const DenseSet<Value> &prep,
+                   DenseMap<Value, Value> &memo);
   void shardPrepBoundaries();
   LogicalResult lowerPermute(CpPermuteOp permute);
   LogicalResult lower(Operation *op);
@@ -152,7 +174,9 @@ private:
   /// The batch and sequence dimensions of the values of the global
   /// program, read before any op is lowered.
   TokenDims roles;
-  int64_t cp, dp;
+  int64_t cp, dp, mb;
+  /// The function's micro-batch index (with mb > 1).
+  Value microbatch;
   ArrayAttr dpAxes, cpAxes, tokenAxes;
   DenseMap<Value, Sharding> dims;
   /// Values whose rank-local content is a partial sum over the token axes.
@@ -227,6 +251,16 @@ LogicalResult Partitioner::run() {
               "so neither can be split";
   }
   Block &body = func.getBody().front();
+  if (mb > 1) {
+    auto index = RankedTensorType::get({}, b.getI64Type());
+    func.insertArgument(func.getNumArguments(), index,
+                        b.getDictionaryAttr(b.getNamedAttr(
+                            "glimmer.microbatch", b.getUnitAttr())),
+                        func.getLoc());
+    microbatch = func.getArgument(func.getNumArguments() - 1);
+  }
+  if (failed(takeCountsOnFullBatch()))
+    return failure();
   if (cp == 1)
     shardPrepBoundaries();
   SmallVector<Operation *> ops;
@@ -239,10 +273,82 @@ LogicalResult Partitioner::run() {
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   func.setType(b.getFunctionType(func.getArgumentTypes(),
                                  ret.getOperandTypes()));
+  // A micro-batch's share of the loss is summed by the runtime, over calls;
+  // only mesh axes are reduced in the program.
   for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-    if (partial.contains(v))
+    if (partial.contains(v) && !tokenAxes.empty())
       func.setResultAttr(i, "glimmer.partial", tokenAxes);
   return success();
+}
+
+// The loss is a mean over the valid tokens of the global batch. Their count
+// depends on the labels alone, which every rank holds in full (integer
+// inputs are prepared on the full batch), so it is counted there, before
+// any cut: no collective, and the same count in every micro-batch (a
+// micro-batch's own count could not be summed over the others, which run
+// later). The cross_entropy's own count is left unused.
+LogicalResult Partitioner::takeCountsOnFullBatch() {
+  DenseSet<Value> prep = computePrepValues(func);
+  SmallVector<CrossEntropyOp> losses;
+  func.walk([&](CrossEntropyOp ce) { losses.push_back(ce); });
+  for (CrossEntropyOp ce : losses) {
+    Value count = ce.getCount();
+    if (count.use_empty())
+      continue;
+    if (!prep.contains(ce.getLabels()))
+      return ce.emitOpError()
+             << "cannot be partitioned: its labels are not computed from "
+                "integer inputs alone, so the global count of valid tokens "
+                "cannot be taken on the full batch";
+    // A permutation does not change how many labels are valid: count them
+    // in sequence order, where no op is cut.
+    b.setInsertionPoint(ce);
+    DenseMap<Value, Value> memo;
+    Value labels = unpermuted(ce.getLabels(), prep, memo);
+    OpEmitter e{b, ce.getLoc()};
+    auto type = cast<RankedTensorType>(labels.getType());
+    Value ignore = ConstantOp::create(
+        b, ce.getLoc(),
+        DenseElementsAttr::get(
+            type, b.getIntegerAttr(type.getElementType(), ce.getIgnoreIndex())));
+    Value valid = e.convert(e.compare(CompareDirection::NE, labels, ignore),
+                            type.clone(b.getI64Type()));
+    SmallVector<int64_t> all;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      all.push_back(d);
+    Value total = e.reduce(ReductionKind::Sum, valid, all);
+    count.replaceAllUsesWith(total);
+  }
+  return success();
+}
+
+// `v` computed without the cp permutations it depends on (they do not change
+// shapes, so each op on the way is cloned with the same result types).
+Value Partitioner::unpermuted(Value v, const DenseSet<Value> &prep,
+                              DenseMap<Value, Value> &memo) {
+  if (auto permute = v.getDefiningOp<CpPermuteOp>())
+    return permute.getInput();
+  Operation *def = v.getDefiningOp();
+  if (!def || !prep.contains(v))
+    return v;
+  if (Value known = memo.lookup(v))
+    return known;
+  IRMapping map;
+  bool changed = false;
+  for (Value operand : def->getOperands()) {
+    Value u = unpermuted(operand, prep, memo);
+    changed |= u != operand;
+    map.map(operand, u);
+  }
+  Value result = v;
+  if (changed) {
+    Operation *clone = b.clone(*def, map);
+    for (auto [old, now] : llvm::zip(def->getResults(), clone->getResults()))
+      memo[old] = now;
+    result = clone->getResult(cast<OpResult>(v).getResultNumber());
+  }
+  memo[v] = result;
+  return result;
 }
 
 // Without cp there is no permutation to mark where full-batch values enter
@@ -283,7 +389,7 @@ LogicalResult Partitioner::lowerPermute(CpPermuteOp permute) {
   Value full = permute.getResult();
   auto type = cast<RankedTensorType>(full.getType());
   int64_t seqDim = permute.getDim();
-  bool hasBatch = dp > 1 && seqDim != 0 &&
+  bool hasBatch = dp * mb > 1 && seqDim != 0 &&
                   roles.role(full, 0) == TokenDims::Role::Batch;
   Location loc = permute.getLoc();
   Value samples, local;
@@ -632,16 +738,13 @@ LogicalResult Partitioner::lower(Operation *op) {
     auto logits = cast<RankedTensorType>(ce.getLogits().getType());
     if (s != sharding(ce.getLabels()) || s.splits(logits.getRank() - 1))
       return fail("logits and labels are not sharded alike");
-    if ((dp > 1 && s.batch < 0) || (cp > 1 && s.seq < 0))
+    if ((dp * mb > 1 && s.batch < 0) || (cp > 1 && s.seq < 0))
       return fail("the loss is not split over every token axis");
-    // The count becomes global; the sum stays this rank's partial sum.
-    b.setInsertionPointAfter(ce);
-    Value count = ce.getCount();
-    auto global = AllReduceOp::create(
-        b, loc, count.getType(),
-        ReductionKindAttr::get(b.getContext(), ReductionKind::Sum), count,
-        mesh, tokenAxes);
-    count.replaceAllUsesExcept(global, global);
+    // The count was taken on the full batch (takeCountsOnFullBatch); the
+    // sum is this rank's partial sum.
+    if (!ce.getCount().use_empty())
+      return fail("its token count is used, but it counts this rank's "
+                  "tokens only");
     partial.insert(ce.getSum());
     return success();
   }
@@ -664,7 +767,8 @@ struct PartitionTokensPass
       return signalPassFailure();
     }
     int64_t dp = layout.dpReplicate() * layout.dpShard();
-    if (layout.cp() == 1 && dp == 1)
+    int64_t mb = layout.microbatches;
+    if (layout.cp() == 1 && dp == 1 && mb == 1)
       return;
 
     MeshOp meshOp = requireMesh(module, getArgument());
@@ -692,6 +796,17 @@ struct PartitionTokensPass
                          << layout.dpShard()
                          << "): the data-parallel degree must divide the "
                             "batch size";
+        return signalPassFailure();
+      }
+      if ((batch / dp) % mb != 0) {
+        func.emitError() << "the batch of " << batch << " samples cannot be "
+                         << "cut into " << mb << " micro-batches"
+                         << (dp > 1 ? " on each of the " + std::to_string(dp) +
+                                          " data-parallel ranks"
+                                    : std::string())
+                         << ": 'microbatches' (--grad-accum) must divide the "
+                            "batch per data-parallel rank ("
+                         << batch / dp << ")";
         return signalPassFailure();
       }
       Partitioner partitioner(func, layout, mesh, tokens);

@@ -7,7 +7,8 @@
 // - no collective feeds vision_gather;
 // - K and V are all-gathered on cp, the keys' positions are the full
 //   permuted positions;
-// - the valid-token count is summed over cp; the loss is a partial sum.
+// - the valid-token count is taken on the full labels, in sequence order
+//   (no collective, no permutation); the loss is a partial sum.
 // CHECK-LABEL: func.func @cp_block
 // CHECK-SAME: -> (tensor<f32> {glimmer.partial = ["cp"]})
 // CHECK: %[[TP:.*]] = glimmer.cp_permute %arg0 dim = 1 cp = 2 balancer = head_tail : tensor<2x8xi64>
@@ -23,8 +24,11 @@
 // CHECK: %[[K:.*]] = glimmer.all_gather %{{.*}} on @mesh ["cp"] dim = 2 : tensor<2x2x4x4xf32> -> tensor<2x2x8x4xf32>
 // CHECK: %[[V:.*]] = glimmer.all_gather %{{.*}} on @mesh ["cp"] dim = 2 : tensor<2x2x4x4xf32> -> tensor<2x2x8x4xf32>
 // CHECK: glimmer.attention %{{.*}}, %[[K]], %[[V]] positions(%[[QPOS]], %[[POS]] : tensor<2x4xi64>, tensor<2x8xi64>) causal
-// CHECK: %[[SUM:.*]], %[[COUNT:.*]] = glimmer.cross_entropy %{{.*}}, %{{.*}} ignore_index = -100 : tensor<8x16xf32>, tensor<8xi64>
-// CHECK: %[[GLOBAL:.*]] = glimmer.all_reduce sum %[[COUNT]] on @mesh ["cp"] : tensor<i64>
+// CHECK: %[[VALID:.*]] = glimmer.compare ne, %{{.*}}, %{{.*}} : tensor<16xi64>
+// CHECK: %[[V64:.*]] = glimmer.convert %[[VALID]] : tensor<16xi1> to tensor<16xi64>
+// CHECK: %[[GLOBAL:.*]] = glimmer.reduce sum %[[V64]] dims = [0] : tensor<16xi64> -> tensor<i64>
+// CHECK: %[[SUM:.*]], %{{.*}} = glimmer.cross_entropy %{{.*}}, %{{.*}} ignore_index = -100 : tensor<8x16xf32>, tensor<8xi64>
+// CHECK-NOT: glimmer.all_reduce
 // CHECK: %[[N:.*]] = glimmer.convert %[[GLOBAL]]
 // CHECK: %[[LOSS:.*]] = glimmer.div %[[SUM]], %[[N]]
 // CHECK: return %[[LOSS]]
@@ -89,8 +93,9 @@ module attributes {glimmer.spmd = #glimmer.spmd<"cp=2">} {
 // CHECK: glimmer.attention %{{.*}}, %{{.*}}, %{{.*}} positions(%[[PL]], %[[PL]] : tensor<2x8xi64>, tensor<2x8xi64>) causal
 // CHECK: %[[LAB:.*]] = glimmer.reshape %arg1 : tensor<4x8xi64> -> tensor<32xi64>
 // CHECK-NEXT: %[[LL:.*]] = glimmer.local_shard %[[LAB]] on @mesh ["dp_shard"] dim = 0 : tensor<32xi64> -> tensor<16xi64>
-// CHECK-NEXT: %[[SUM:.*]], %[[COUNT:.*]] = glimmer.cross_entropy %{{.*}}, %[[LL]] ignore_index = -100 : tensor<16x16xf32>, tensor<16xi64>
-// CHECK-NEXT: %[[GLOBAL:.*]] = glimmer.all_reduce sum %[[COUNT]] on @mesh ["dp_shard"] : tensor<i64>
+// CHECK: %[[VALID:.*]] = glimmer.compare ne, %[[LAB]], %{{.*}} : tensor<32xi64>
+// CHECK: %[[SUM:.*]], %{{.*}} = glimmer.cross_entropy %{{.*}}, %[[LL]] ignore_index = -100 : tensor<16x16xf32>, tensor<16xi64>
+// CHECK-NOT: glimmer.all_reduce
 // CHECK: return
 module attributes {glimmer.spmd = #glimmer.spmd<"dp_shard=2">} {
   func.func @dp_block(%tokens: tensor<4x8xi64> {glimmer.input = "tokens"}, %labels: tensor<4x8xi64> {glimmer.input = "labels"},
@@ -125,7 +130,8 @@ module attributes {glimmer.spmd = #glimmer.spmd<"dp_shard=2">} {
 // CHECK-SAME: -> (tensor<f32> {glimmer.partial = ["dp_replicate", "dp_shard"]})
 // CHECK: glimmer.local_shard %arg0 on @mesh ["dp_replicate", "dp_shard"] dim = 0 : tensor<4x8xi64> -> tensor<1x8xi64>
 // CHECK: glimmer.local_shard %{{.*}} on @mesh ["dp_replicate", "dp_shard"] dim = 0 : tensor<32xi64> -> tensor<8xi64>
-// CHECK: glimmer.all_reduce sum %{{.*}} on @mesh ["dp_replicate", "dp_shard"] : tensor<i64>
+// CHECK: glimmer.reduce sum %{{.*}} dims = [0] : tensor<32xi64> -> tensor<i64>
+// CHECK-NOT: glimmer.all_reduce
 module attributes {glimmer.spmd = #glimmer.spmd<"dp_replicate=2,dp_shard=2">} {
   func.func @hsdp_batch(%tokens: tensor<4x8xi64> {glimmer.input = "tokens"}, %labels: tensor<4x8xi64> {glimmer.input = "labels"},
                         %table: tensor<16x16xf32> {glimmer.param = "emb"}) -> tensor<f32> {
@@ -165,8 +171,8 @@ module attributes {glimmer.spmd = #glimmer.spmd<"dp_replicate=2,dp_shard=2">} {
 // CHECK: %[[K:.*]] = glimmer.all_gather %{{.*}} on @mesh ["cp"] dim = 2 : tensor<1x2x4x4xf32> -> tensor<1x2x8x4xf32>
 // CHECK: %[[V:.*]] = glimmer.all_gather %{{.*}} on @mesh ["cp"] dim = 2 : tensor<1x2x4x4xf32> -> tensor<1x2x8x4xf32>
 // CHECK: glimmer.attention %{{.*}}, %[[K]], %[[V]] positions(%[[QPOS]], %[[KPOS]] : tensor<1x4xi64>, tensor<1x8xi64>) causal
-// CHECK: %[[SUM:.*]], %[[COUNT:.*]] = glimmer.cross_entropy %{{.*}}, %{{.*}} ignore_index = -100 : tensor<4x16xf32>, tensor<4xi64>
-// CHECK-NEXT: glimmer.all_reduce sum %[[COUNT]] on @mesh ["dp_shard", "cp"] : tensor<i64>
+// CHECK: glimmer.reduce sum %{{.*}} dims = [0] : tensor<16xi64> -> tensor<i64>
+// CHECK: %[[SUM:.*]], %{{.*}} = glimmer.cross_entropy %{{.*}}, %{{.*}} ignore_index = -100 : tensor<4x16xf32>, tensor<4xi64>
 // CHECK-NOT: glimmer.all_reduce
 // CHECK: return
 module attributes {glimmer.spmd = #glimmer.spmd<"dp_shard=2,cp=2">} {

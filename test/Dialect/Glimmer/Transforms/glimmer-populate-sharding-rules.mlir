@@ -284,12 +284,17 @@ func.func @rule_cp_permute(%x: tensor<2x16xi64>) -> tensor<2x16xi64> {
 // CHECK: glimmer.all_gather {{.*}}glimmer.sharding_rule = "([i, j, k, l]) -> ([i, j, m, l]) {i=2, j=4, k=4, l=8, m=8} need_replication={k, m}"
 // CHECK: glimmer.local_shard {{.*}}glimmer.sharding_rule = "([i, j, k, l]) -> ([i, j, m, l]) {i=2, j=4, k=8, l=8, m=4} need_replication={k, m}"
 // CHECK: glimmer.all_reduce {{.*}}glimmer.sharding_rule = "([i, j, k, l]) -> ([i, j, k, l]) {i=2, j=4, k=4, l=8}"
+// microbatch_slice is like local_shard along its dimension; its index is a
+// scalar with no factor.
+// CHECK: glimmer.microbatch_slice {{.*}}glimmer.sharding_rule = "([i, j, k, l], []) -> ([1, j, k, l]) {i=2, j=4, k=4, l=8} need_replication={i}"
 module {
   glimmer.mesh @mesh = <["cp"=2, "tp"=2]>
   func.func @rule_collectives(%k: tensor<2x4x4x8xf32>) -> tensor<2x4x4x8xf32> {
     %0 = glimmer.all_gather %k on @mesh ["cp"] dim = 2 : tensor<2x4x4x8xf32> -> tensor<2x4x8x8xf32>
     %1 = glimmer.local_shard %0 on @mesh ["cp"] dim = 2 : tensor<2x4x8x8xf32> -> tensor<2x4x4x8xf32>
     %2 = glimmer.all_reduce sum %1 on @mesh ["cp"] : tensor<2x4x4x8xf32>
+    %mb = glimmer.constant dense<0> : tensor<i64>
+    %3 = glimmer.microbatch_slice %2[%mb] pieces = 2 dim = 0 : tensor<2x4x4x8xf32>, tensor<i64> -> tensor<1x4x4x8xf32>
     return %2 : tensor<2x4x4x8xf32>
   }
 }

@@ -3,6 +3,7 @@
 // encoder, the vision merge, an LM head and the loss; T = 8, B = 2).
 // RUN: glimmer-opt %s --spmd=dp_shard=2,cp=2 --glimmer-spmd-pipeline --glimmer-autodiff=optimizer=sgd --glimmer-reduce-partials --canonicalize | FileCheck %s --check-prefix=FSDP
 // RUN: glimmer-opt %s --spmd=dp_replicate=2,cp=2 --glimmer-spmd-pipeline --glimmer-autodiff=optimizer=sgd --glimmer-reduce-partials --canonicalize | FileCheck %s --check-prefix=DDP
+// RUN: glimmer-opt %s --spmd=microbatches=2 --glimmer-spmd-pipeline --glimmer-autodiff=optimizer=sgd --glimmer-reduce-partials --canonicalize | FileCheck %s --check-prefix=MICRO
 // The default layout leaves the program global.
 // RUN: glimmer-opt %s --glimmer-spmd-pipeline | FileCheck %s --check-prefix=NONE
 
@@ -25,7 +26,7 @@
 // FSDP: %[[IDX:.*]] = glimmer.vision_bank_indices %arg0
 // FSDP-NOT: glimmer.all_gather
 // FSDP: glimmer.vision_gather %{{.*}}, %[[BANK]], %{{.*}} : tensor<1x4x4xf32>, tensor<3x4xf32>, tensor<1x4xi64>
-// FSDP: glimmer.all_reduce sum %{{.*}} on @mesh ["dp_shard", "cp"] : tensor<i64>
+// FSDP: glimmer.reduce sum %{{.*}} dims = [0] : tensor<16xi64> -> tensor<i64>
 // FSDP-DAG: %[[DHEAD:.*]] = glimmer.reduce_scatter sum %{{.*}} on @mesh ["dp_shard", "cp"] dim = 0 : tensor<16x4xf32> -> tensor<4x4xf32>
 // FSDP-DAG: %[[DEMB:.*]] = glimmer.reduce_scatter sum %{{.*}} on @mesh ["dp_shard", "cp"] dim = 0 : tensor<16x4xf32> -> tensor<4x4xf32>
 // FSDP-DAG: %[[DVENC:.*]] = glimmer.reduce_scatter sum %{{.*}} on @mesh ["dp_shard", "cp"] dim = 0 : tensor<4x4xf32> -> tensor<1x4xf32>
@@ -39,7 +40,8 @@
 // FSDP: glimmer.sqrt
 
 // Plain data parallelism with CP: parameters stay replicated; no collective
-// feeds vision_gather; every gradient, the vision encoder's included, is
+// feeds vision_gather; the valid-token count is taken on the full labels
+// (no collective); every gradient, the vision encoder's included, is
 // reduced exactly once, by one all_reduce over all token axes at the end.
 // DDP-LABEL: func.func @grad_step
 // DDP-SAME: %[[VENC:[a-z0-9]+]]: tensor<4x4xf32> {glimmer.param = "vision.proj"}
@@ -47,7 +49,7 @@
 // DDP: %[[BANK:.*]] = glimmer.linear %{{.*}}, %[[VENC]] : tensor<3x4xf32>, tensor<4x4xf32> -> tensor<3x4xf32>
 // DDP-NOT: glimmer.all_gather
 // DDP: glimmer.vision_gather %{{.*}}, %[[BANK]], %{{.*}} : tensor<1x4x4xf32>, tensor<3x4xf32>, tensor<1x4xi64>
-// DDP: %[[COUNT:.*]] = glimmer.all_reduce sum %{{.*}} on @mesh ["dp_replicate", "cp"] : tensor<i64>
+// DDP: glimmer.reduce sum %{{.*}} dims = [0] : tensor<16xi64> -> tensor<i64>
 // DDP-NOT: glimmer.all_reduce
 // DDP-NOT: glimmer.reduce_scatter
 // DDP: %[[L:.*]] = glimmer.all_reduce sum %{{.*}} on @mesh ["dp_replicate", "cp"] : tensor<f32>
@@ -79,3 +81,19 @@ module {
     return %loss : tensor<f32>
   }
 }
+
+// Two micro-batches (grad accumulation): the step takes the micro-batch
+// index; integer inputs are prepared on the whole batch (vision-bank
+// indices, the valid-token count over all 16 labels) and cut to the
+// micro-batch's sample where they enter the model, so the model itself is
+// compiled at the micro-batch's shape (B = 1); nothing is communicated.
+// MICRO-LABEL: func.func @grad_step
+// MICRO-SAME: %[[MB:[a-z0-9]+]]: tensor<i64> {glimmer.microbatch}
+// MICRO: %[[T:.*]] = glimmer.microbatch_slice %arg0[%[[MB]]] pieces = 2 dim = 0 : tensor<2x8xi64>, tensor<i64> -> tensor<1x8xi64>
+// MICRO: glimmer.embedding %{{.*}}, %[[T]] : tensor<16x4xf32>, tensor<1x8xi64> -> tensor<1x8x4xf32>
+// MICRO: %[[IDX:.*]] = glimmer.vision_bank_indices %arg0 image_token_id = 15 : tensor<2x8xi64>
+// MICRO-NEXT: glimmer.microbatch_slice %[[IDX]][%[[MB]]] pieces = 2 dim = 0
+// MICRO: glimmer.reduce sum %{{.*}} dims = [0] : tensor<16xi64> -> tensor<i64>
+// MICRO: glimmer.cross_entropy %{{.*}}, %{{.*}} ignore_index = -100 : tensor<8x16xf32>, tensor<8xi64>
+// MICRO-NOT: glimmer.all_reduce
+// MICRO: return

@@ -296,6 +296,31 @@ def Glimmer_SliceOp : Glimmer_Op<"slice", [DeclareOpInterfaceMethods<Glimmer_Sha
   let hasVerifier = 1;
 }
 
+def Glimmer_MicrobatchSliceOp : Glimmer_Op<"microbatch_slice", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, Pure]> {
+  let summary = "The current micro-batch's piece of a full-batch value";
+  let description = [{
+    Piece `index` of `pieces` equal contiguous pieces of `dim`, where `index`
+    (a scalar `i64`, the function's `glimmer.microbatch` argument) is the
+    micro-batch the call computes. Micro-batches are a serial split of the
+    batch: integer inputs are prepared on the whole batch (vision-bank
+    indices, shifted labels, positions, the token count) and cut where they
+    enter the model, so the rest of the program is compiled at the
+    micro-batch's shape. Like `local_shard`, it is only applied to values no
+    gradient flows into, and has no VJP. An index outside `[0, pieces)` is an
+    error at run time.
+
+    ```mlir
+    %t = glimmer.microbatch_slice %tokens[%mb] pieces = 4 dim = 0
+        : tensor<8x16xi64>, tensor<i64> -> tensor<2x16xi64>
+    ```
+  }];
+  let arguments = (ins Glimmer_Tensor:$input, StaticShapeTensorOf<[I64]>:$index,
+                       I64Attr:$pieces, I64Attr:$dim);
+  let results = (outs Glimmer_Tensor:$output);
+  let assemblyFormat = "$input `[` $index `]` `pieces` `=` $pieces `dim` `=` $dim attr-dict `:` type($input) `,` type($index) `->` type($output)";
+  let hasVerifier = 1;
+}
+
 def Glimmer_ConcatOp : Glimmer_Op<"concat", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "Concatenates along a dimension";
   let description = [{

@@ -303,7 +303,8 @@ def GlimmerPrepareCpInputs
 
 def GlimmerPartitionTokens
     : Pass<"glimmer-partition-tokens", "::mlir::ModuleOp"> {
-  let summary = "Shards the batch over the dp axes and the sequence over cp";
+  let summary = "Shards the batch over the dp axes and micro-batches, the "
+                "sequence over cp";
   let description = [{
     Makes a global program rank-local for data and context parallelism. Runs
     after `glimmer-materialize-mesh` and, under `cp`,
@@ -316,21 +317,32 @@ def GlimmerPartitionTokens
     `glimmer.local_shard`: dimension 0 (the batch, `B / (dp_replicate *
     dp_shard)` samples per rank) over the data-parallel axes of degree > 1,
     and the sequence dimension over `cp` (with the head-tail permutation,
-    chunks `r` and `2C-1-r`). Both dimensions are followed through every op,
-    whose result types shrink to the local shape.
+    chunks `r` and `2C-1-r`). With `microbatches = M > 1` the rank's samples
+    are cut once more, serially: the function gains an argument `tensor<i64>
+    {glimmer.microbatch}` (the micro-batch the call computes, set by the
+    runtime) and `glimmer.microbatch_slice` keeps that micro-batch's
+    `B / (dp * M)` samples, so the model is compiled at the micro-batch's
+    shape. Both dimensions are followed through every op, whose result types
+    shrink to the local shape.
 
     Attention all-gathers K and V along the sequence on `cp` and reads the
     keys' positions from the full permuted positions of its samples
     (all-gathering the slices in rank order restores the permuted order), so
     causal masking stays exact; samples are independent, so the batch needs
-    no collective. The cross-entropy valid-token count is summed over every
-    token axis (the dp axes and `cp`); the sum stays a per-rank partial sum,
-    so the function's loss is marked `glimmer.partial = [axes]`: the ranks'
-    losses, and after autodiff their gradients, add up to the global ones.
+    no collective. The cross-entropy valid-token count depends on the labels
+    alone, so it is taken on the full labels before any cut (in sequence
+    order; no collective, and the same count in every micro-batch, whose
+    own count could not be summed over micro-batches that run later); the
+    sum stays a per-rank partial sum, so the function's loss is marked
+    `glimmer.partial = [axes]` (over the mesh's token axes): the ranks'
+    losses, and after autodiff their gradients, add up to the global ones,
+    and the runtime sums the micro-batches'.
     The vision encoder sees no token value and stays replicated on every rank
     (all images); `vision_gather` gets no collective.
 
-    Errors: a batch the data-parallel degree does not divide, no token ids,
+    Errors: a batch the data-parallel degree does not divide, micro-batches
+    that do not divide a rank's samples, no token ids, labels not computed
+    from integer inputs,
     the `tp` or `pp` axes (not partitioned yet), and ops that would need the
     whole batch or sequence in other ways (reductions or slices along them,
     GEMMs contracting over them).
