@@ -115,6 +115,12 @@ const char *roleName(glimmer::Slot::Role role) {
     return "step";
   case glimmer::Slot::Microbatch:
     return "microbatch";
+  case glimmer::Slot::Activation:
+    return "activation";
+  case glimmer::Slot::Cotangent:
+    return "cotangent";
+  case glimmer::Slot::ActivationGrad:
+    return "activation_grad";
   case glimmer::Slot::Other:
     return "other";
   }
@@ -156,7 +162,7 @@ compile(const std::string &modelPath, const std::string &examplePath,
         const std::string &floatType, bool train,
         const glimmer::OptimizerOptions &optimizer,
         const std::string &cacheDir, bool verbose, const std::string &spmd,
-        const std::string &tpPlan) {
+        const std::string &tpPlan, const std::string &ppSplit) {
   auto program = std::make_shared<Program>();
   program->floatType = floatType;
   program->train = train;
@@ -183,6 +189,7 @@ compile(const std::string &modelPath, const std::string &examplePath,
     options.cacheDir = cacheDir;
     options.spmd = spmd;
     options.tpPlan = tpPlan;
+    options.ppSplit = ppSplit;
     if (verbose)
       options.progress = [](const std::string &message) {
         llvm::errs() << "[glimmer] " << message << "\n";
@@ -414,7 +421,8 @@ PYBIND11_MODULE(_driver, m) {
          const std::string &dtype, bool train, const std::string &optimizer,
          double lr, double weightDecay, double beta1, double beta2, double eps,
          double maxNorm, const std::string &cacheDir, bool verbose,
-         const std::string &spmd, const std::string &tpPlan) {
+         const std::string &spmd, const std::string &tpPlan,
+         const std::string &ppSplit) {
         glimmer::OptimizerOptions o;
         o.optimizer = optimizer;
         o.lr = lr;
@@ -424,7 +432,7 @@ PYBIND11_MODULE(_driver, m) {
         o.eps = eps;
         o.maxNorm = maxNorm;
         return compile(modelPath, examplePath, dtype, train, o, cacheDir,
-                       verbose, spmd, tpPlan);
+                       verbose, spmd, tpPlan, ppSplit);
       },
       py::arg("model_path"), py::arg("example_path"), py::arg("dtype") = "f32",
       py::arg("train") = true, py::arg("optimizer") = "adamw",
@@ -432,7 +440,7 @@ PYBIND11_MODULE(_driver, m) {
       py::arg("beta1") = 0.9, py::arg("beta2") = 0.999, py::arg("eps") = 1e-8,
       py::arg("max_norm") = 0.0, py::arg("cache_dir") = "",
       py::arg("verbose") = false, py::arg("spmd") = "",
-      py::arg("tp_plan") = "",
+      py::arg("tp_plan") = "", py::arg("pp_split") = "",
       "Imports, runs the pipeline (partitioned for `spmd` when given; the "
       "ranks then run as threads), emits C++, compiles and loads it "
       "(glimmer::compileModel). Raises glimmer.CompileError.");

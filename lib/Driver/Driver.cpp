@@ -142,6 +142,12 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   pm.addPass(createCSEPass());
   if (mixedPrecision)
     pm.addPass(createGlimmerMixedPrecision());
+  if (options.spmd.empty() && !options.ppSplit.empty()) {
+    emitError(UnknownLoc::get(&context))
+        << "pipeline split points ('" << options.ppSplit
+        << "') need pipeline parallelism (pp > 1 in the SPMD layout)";
+    return failure();
+  }
   if (!options.spmd.empty()) {
     std::string error;
     std::optional<SpmdContext> layout = SpmdContext::parse(options.spmd, &error);
@@ -150,7 +156,7 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
           << "invalid SPMD layout '" << options.spmd << "': " << error;
       return failure();
     }
-    buildSpmdPipeline(pm, options.spmd, options.tpPlan);
+    buildSpmdPipeline(pm, options.spmd, options.tpPlan, options.ppSplit);
   }
   if (options.train) {
     GlimmerAutodiffOptions ad;
@@ -226,6 +232,16 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
           slot.role = Slot::Step;
         if (attrs.get("glimmer.microbatch"))
           slot.role = Slot::Microbatch;
+        // Pipeline boundaries: the index in the cut is the slot's name.
+        static const std::pair<const char *, Slot::Role> boundaries[] = {
+            {"glimmer.activation", Slot::Activation},
+            {"glimmer.cotangent", Slot::Cotangent},
+            {"glimmer.activation_grad", Slot::ActivationGrad}};
+        for (auto [attr, role] : boundaries)
+          if (auto index = attrs.getAs<IntegerAttr>(attr)) {
+            slot.role = role;
+            slot.name = std::to_string(index.getInt());
+          }
         if (attrs.get("glimmer.partial"))
           return func.emitError()
                  << "a result is still a per-rank partial sum after the "

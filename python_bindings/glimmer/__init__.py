@@ -135,7 +135,7 @@ _DEFAULTS = dict(dtype="f32", optimizer="adamw", lr=1e-3, weight_decay=None,
 def compile(model, example_inputs=None, *, dtype="f32", optimizer="adamw",
             lr=1e-3, weight_decay=None, betas=(0.9, 0.999), eps=1e-8,
             max_norm=0.0, grad_accum=1, cache_dir=None, verbose=False,
-            tp_plan=None):
+            tp_plan=None, pp_split=None):
     """Compiles a TorchScript model for training under the active
     SpmdContext and returns a Program.
 
@@ -160,20 +160,23 @@ def compile(model, example_inputs=None, *, dtype="f32", optimizer="adamw",
     tp_plan: a tensor-parallel plan for layouts with tp > 1: a JSON file, or
         a dict, mapping state_dict name patterns to "colwise", "rowwise" or
         "replicate" (None: the default plan read off the graph).
+    pp_split: for layouts with pp > 1, the first decoder layer of each
+        pipeline stage after the first, as a list or a comma-separated
+        string ("layers.4,layers.8"); None: stages balanced by cost.
 
     The program is partitioned for the calling thread's SPMD layout
     (`with glimmer.SpmdContext(dp_shard=2, cp=2): ...`); its ranks run as
     threads on the CPU, with the unsharded program's numbers.
 
     Raises CompileError with the compiler's diagnostics (also for layouts
-    the partitioner does not support yet: pp).
+    the model cannot take, such as more pipeline stages than layers).
     """
     layout = str(SpmdContext.current())
     config = dict(dtype=dtype, optimizer=optimizer, lr=lr,
                   weight_decay=weight_decay, betas=betas, eps=eps,
                   max_norm=max_norm, grad_accum=grad_accum)
     return Program(model, example_inputs, layout, config, cache_dir, verbose,
-                   tp_plan)
+                   tp_plan, pp_split)
 
 
 class Program:
@@ -188,7 +191,7 @@ class Program:
     """
 
     def __init__(self, model, example_inputs, layout, config, cache_dir,
-                 verbose, tp_plan=None):
+                 verbose, tp_plan=None, pp_split=None):
         self._lock = threading.RLock()
         self._tmp = tempfile.TemporaryDirectory(prefix="glimmer-")
         if isinstance(tp_plan, dict):
@@ -197,6 +200,9 @@ class Program:
                 json.dump(tp_plan, f)
             tp_plan = path
         self._tp_plan = os.fspath(tp_plan) if tp_plan else ""
+        if pp_split is not None and not isinstance(pp_split, str):
+            pp_split = ",".join(str(p) for p in pp_split)
+        self._pp_split = pp_split or ""
         self.layout = layout
         self._cache_dir = os.fspath(cache_dir) if cache_dir else ""
         self._verbose = bool(verbose)
@@ -330,7 +336,8 @@ class Program:
                 weight_decay=config["weight_decay"], beta1=b1, beta2=b2,
                 eps=config["eps"], max_norm=config["max_norm"],
                 cache_dir=self._cache_dir, verbose=self._verbose,
-                spmd=self._layout_for(config, train), tp_plan=self._tp_plan)
+                spmd=self._layout_for(config, train), tp_plan=self._tp_plan,
+                pp_split=self._pp_split)
             if program.diagnostics:
                 warnings.warn(program.diagnostics, stacklevel=4)
             self._variants[key] = program

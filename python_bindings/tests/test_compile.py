@@ -302,11 +302,11 @@ def test_tensor_parallel_plan_from_python():
     assert_trains_alike(base, sharded, steps=2, rtol=1e-12)
 
 
-def test_unsupported_layout_is_a_compile_error():
-    with glimmer.SpmdContext(tp=2, pp=2):
+def test_impossible_layout_is_a_compile_error():
+    with glimmer.SpmdContext(pp=4):
         with pytest.raises(glimmer.CompileError,
-                           match="the 'pp' axis is not supported by the "
-                                 "partitioner yet"):
+                           match="pp = 4 pipeline stages but the model has 2 "
+                                 "decoder layers"):
             glimmer.compile(MODEL, BATCH)
 
 

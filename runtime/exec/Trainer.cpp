@@ -4,6 +4,8 @@
 #include "glimmer_rt/Collectives.h"
 #include "glimmer_rt/Files.h"
 
+#include "Binding.h"
+
 #ifdef GLIMMER_RT_HAVE_CUDA
 #include "glimmer_rt/Nccl.h"
 #endif
@@ -20,6 +22,7 @@
 #include <tuple>
 
 using namespace glimmer_rt;
+using glimmer_rt::detail::withMicrobatch;
 
 //===----------------------------------------------------------------------===//
 // Manifest
@@ -32,7 +35,8 @@ const std::pair<Slot::Role, const char *> kRoles[] = {
     {Slot::Buffer, "buffer"},   {Slot::Grad, "grad"},
     {Slot::ExpAvg, "exp_avg"},  {Slot::ExpAvgSq, "exp_avg_sq"},
     {Slot::Step, "step"},       {Slot::Microbatch, "microbatch"},
-    {Slot::Other, "other"}};
+    {Slot::Activation, "activation"}, {Slot::Cotangent, "cotangent"},
+    {Slot::ActivationGrad, "activation_grad"}, {Slot::Other, "other"}};
 
 std::string join(const std::vector<std::string> &parts) {
   std::string s;
@@ -460,11 +464,29 @@ void glimmer_rt::checkVisionRows(const ProgramInfo &program,
   }
 }
 
-/// `args` with the micro-batch index arguments of `fn` set to `micro` (a
-/// host scalar: the slicing kernel reads it without a device sync).
-static std::vector<Tensor> withMicrobatch(const Function &fn,
-                                          std::vector<Tensor> args,
-                                          int64_t micro) {
+static std::string g17(double v);
+
+/// With pipeline stages, each local rank's stage, the seconds its stage
+/// functions ran and the most bytes of boundary activations it kept
+/// between forwards and backwards, as a JSON member (empty otherwise).
+static std::string pipelineMetrics(const SpmdContext &layout,
+                                   const std::vector<int64_t> &local,
+                                   const Trainer::StepResult &r) {
+  if (r.busySeconds.empty())
+    return "";
+  std::ostringstream os;
+  os << ",\"pipeline\":[";
+  for (size_t i = 0; i < local.size(); ++i)
+    os << (i ? "," : "") << "{\"rank\":" << local[i] << ",\"stage\":"
+       << RankContext::forRank(layout, local[i]).coord(MeshAxis::Pp)
+       << ",\"busy_s\":" << g17(r.busySeconds[i])
+       << ",\"stash_peak_bytes\":" << r.stashPeakBytes[i] << "}";
+  os << "]";
+  return os.str();
+}
+
+std::vector<Tensor> glimmer_rt::detail::withMicrobatch(
+    const Function &fn, std::vector<Tensor> args, int64_t micro) {
   for (size_t i = 0; i < fn.arguments.size(); ++i)
     if (fn.arguments[i].role == Slot::Microbatch)
       args[i] = full(DType::I64, {}, double(micro));
@@ -473,13 +495,14 @@ static std::vector<Tensor> withMicrobatch(const Function &fn,
 
 /// The program's data inputs, read on the host once (each rank moves them
 /// to its device).
-static std::vector<Tensor> readInputs(const Function &fn,
-                                      const SpmdContext &layout,
-                                      const SafetensorsFile &data) {
-  std::vector<Tensor> inputs;
-  for (const Slot &slot : fn.arguments)
-    if (slot.role == Slot::Input)
-      inputs.push_back(readFull(data, layout, slot, slot.name, "the data"));
+static Trainer::Inputs readInputs(const std::vector<const Function *> &fns,
+                                  const SpmdContext &layout,
+                                  const SafetensorsFile &data) {
+  Trainer::Inputs inputs;
+  for (const Function *fn : fns)
+    for (const Slot &slot : fn->arguments)
+      if (slot.role == Slot::Input && !inputs.count(slot.name))
+        inputs[slot.name] = readFull(data, layout, slot, slot.name, "the data");
   return inputs;
 }
 
@@ -489,7 +512,7 @@ double glimmer_rt::runForward(const CompiledProgram &program,
   const Function &fn = program.function("forward");
   auto weights = readFile(weightsPath);
   const SpmdContext &layout = program.layout();
-  std::vector<Tensor> inputs = readInputs(fn, layout, data);
+  Trainer::Inputs inputs = readInputs({&fn}, layout, data);
   std::vector<Tensor> full;
   for (const Slot &slot : fn.arguments)
     full.push_back(slot.role == Slot::Input || slot.role == Slot::Microbatch
@@ -502,10 +525,10 @@ double glimmer_rt::runForward(const CompiledProgram &program,
   ranks.run([&](int64_t rank) {
     Frame frame;
     Device device = ranks.device(rank);
-    size_t next = 0;
     for (size_t i = 0; i < fn.arguments.size(); ++i)
       frame.inputs.push_back(
-          fn.arguments[i].role == Slot::Input ? inputs[next++].to(device)
+          fn.arguments[i].role == Slot::Input
+              ? inputs.at(fn.arguments[i].name).to(device)
           : fn.arguments[i].role == Slot::Microbatch
               ? Tensor()
               : pieceFor(full[i], layout, fn.arguments[i], rank, device));
@@ -540,33 +563,63 @@ Trainer::Trainer(const CompiledProgram &program, const std::string &weightsPath,
                        std::to_string(program.layout().worldSize()) +
                        " ranks but runs on " +
                        std::to_string(ranks.layout().worldSize()));
-  const Function &grad = program.function("grad_step");
-  const Function &apply = program.function("apply_step");
-  // Parameters the loss does not reach (a vision tower's unused last
-  // layer) are arguments of @grad_step but not of @apply_step.
-  for (const Slot &slot : grad.arguments) {
-    if (slot.role == Slot::Buffer)
-      bufferSlots[slot.name] = slot;
-    else if (slot.role == Slot::Parameter)
-      paramSlots[slot.name] = slot;
+  const SpmdContext &layout = program.layout();
+  for (int64_t rank : ranks.local()) {
+    Functions f;
+    if (layout.pp() == 1) {
+      f.grad = &program.function("grad_step");
+      f.apply = &program.function("apply_step");
+    } else {
+      f.stage = RankContext::forRank(layout, rank).coord(MeshAxis::Pp);
+      std::string s = std::to_string(f.stage);
+      f.forward = &program.function("stage_" + s);
+      f.grad = &program.function("stage_" + s + "_grad");
+      f.apply = &program.function("apply_step_" + s);
+    }
+    functions.push_back(f);
+    // Parameters the loss does not reach (a vision tower's unused last
+    // layer) are arguments of @grad_step but not of @apply_step.
+    for (const Function *fn : {f.grad, f.apply})
+      for (const Slot &slot : fn->arguments) {
+        if (slot.role == Slot::Buffer)
+          bufferSlots[slot.name] = slot;
+        else if (slot.role == Slot::Parameter)
+          paramSlots[slot.name] = slot;
+      }
   }
-  for (const Slot &slot : apply.arguments)
-    if (slot.role == Slot::Parameter)
-      paramSlots[slot.name] = slot;
   auto weights = readFile(weightsPath);
   load(*weights, "", &RankState::params, Slot::Parameter, "the weights");
   load(*weights, "", &RankState::buffers, Slot::Buffer, "the weights");
   // Zero optimizer state, shaped like each rank's parameters.
-  for (const Slot &slot : apply.arguments) {
-    if (slot.role != Slot::ExpAvg && slot.role != Slot::ExpAvgSq)
-      continue;
-    for (size_t i = 0; i < states.size(); ++i) {
+  for (size_t i = 0; i < states.size(); ++i)
+    for (const Slot &slot : functions[i].apply->arguments) {
+      if (slot.role != Slot::ExpAvg && slot.role != Slot::ExpAvgSq)
+        continue;
       Tensor z = Tensor::zeros(slot.dtype, slot.shape,
                                ranks.device(ranks.local()[i]));
       (slot.role == Slot::ExpAvg ? states[i].expAvg
                                  : states[i].expAvgSq)[slot.name] = z;
     }
-  }
+}
+
+size_t Trainer::indexOf(int64_t rank) const {
+  size_t index = 0;
+  while (ranks.local()[index] != rank)
+    ++index;
+  return index;
+}
+
+/// Whether the functions of `f` take the state `name` of `role`.
+static bool takes(const Function *grad, const Function *apply,
+                  const std::string &name, Slot::Role role) {
+  for (const Function *fn : {grad, apply})
+    for (const Slot &slot : fn->arguments)
+      if (slot.name == name &&
+          (slot.role == role ||
+           (role == Slot::Parameter && (slot.role == Slot::ExpAvg ||
+                                        slot.role == Slot::ExpAvgSq))))
+        return true;
+  return false;
 }
 
 void Trainer::load(const SafetensorsFile &file, const std::string &prefix,
@@ -577,9 +630,18 @@ void Trainer::load(const SafetensorsFile &file, const std::string &prefix,
   bool checkpoint = std::string(what).rfind("checkpoint", 0) == 0;
   for (const auto &[name, slot] : slots) {
     Slot s = slot;
-    // SGD keeps no moments: only the state the optimizer has is loaded.
-    if ((role == Slot::ExpAvg || role == Slot::ExpAvgSq) &&
-        !(states[0].*which).count(name))
+    // SGD keeps no moments: only the state the optimizer has is loaded;
+    // and each pipeline stage only its own.
+    std::vector<size_t> holders;
+    for (size_t i = 0; i < states.size(); ++i) {
+      bool holds = role == Slot::ExpAvg || role == Slot::ExpAvgSq
+                       ? (states[i].*which).count(name) > 0
+                       : takes(functions[i].grad, functions[i].apply, name,
+                               role);
+      if (holds)
+        holders.push_back(i);
+    }
+    if (holders.empty())
       continue;
     if (checkpoint) {
       // A checkpoint resumes bit-exactly only in its own precision.
@@ -591,7 +653,7 @@ void Trainer::load(const SafetensorsFile &file, const std::string &prefix,
                            std::string(dtypeName(slot.dtype)));
     }
     Tensor full = readFull(file, program.layout(), s, prefix + name, what);
-    for (size_t i = 0; i < states.size(); ++i) {
+    for (size_t i : holders) {
       int64_t r = ranks.local()[i];
       (states[i].*which)[name] =
           pieceFor(full, program.layout(), s, r, ranks.device(r));
@@ -600,7 +662,7 @@ void Trainer::load(const SafetensorsFile &file, const std::string &prefix,
 }
 
 std::vector<Tensor> Trainer::bind(const Function &fn, int64_t rank,
-                                  const std::vector<Tensor> *data,
+                                  const Inputs *data,
                                   const State &grads) const {
   size_t index = 0;
   while (ranks.local()[index] != rank)
@@ -608,11 +670,10 @@ std::vector<Tensor> Trainer::bind(const Function &fn, int64_t rank,
   const RankState &state = states[index];
   Device device = ranks.device(rank);
   std::vector<Tensor> inputs;
-  size_t next = 0;
   for (const Slot &slot : fn.arguments) {
     switch (slot.role) {
     case Slot::Input:
-      inputs.push_back((*data)[next++].to(device));
+      inputs.push_back(data->at(slot.name).to(device));
       break;
     case Slot::Parameter:
       inputs.push_back(state.params.at(slot.name));
@@ -636,6 +697,12 @@ std::vector<Tensor> Trainer::bind(const Function &fn, int64_t rank,
       // Set per call (withMicrobatch).
       inputs.push_back(full(DType::I64, {}, 0));
       break;
+    case Slot::Activation:
+    case Slot::Cotangent:
+    case Slot::ActivationGrad:
+      // Pipeline boundaries: set per call.
+      inputs.push_back(Tensor());
+      break;
     case Slot::Other:
       throw RuntimeError("a compiled argument has no name");
     }
@@ -644,17 +711,19 @@ std::vector<Tensor> Trainer::bind(const Function &fn, int64_t rank,
 }
 
 Trainer::StepResult Trainer::step(const SafetensorsFile &data) {
-  const Function &grad = program.function("grad_step");
-  const Function &apply = program.function("apply_step");
-  std::vector<Tensor> inputs = readInputs(grad, program.layout(), data);
+  std::vector<const Function *> fns;
+  for (const Functions &f : functions)
+    fns.push_back(f.grad);
+  Inputs inputs = readInputs(fns, program.layout(), data);
   // After binding, so that a mis-shaped batch is reported as such.
   checkVisionRows(program.info(), data);
+  if (program.layout().pp() > 1)
+    return pipelineStep(inputs);
   std::vector<double> losses(states.size()), norms(states.size());
   int64_t microbatches = program.layout().microbatches;
   ranks.run([&](int64_t rank) {
-    size_t index = 0;
-    while (ranks.local()[index] != rank)
-      ++index;
+    size_t index = indexOf(rank);
+    const Function &grad = *functions[index].grad;
     std::vector<Tensor> args = bind(grad, rank, &inputs, {});
     State grads;
     Tensor loss;
@@ -675,28 +744,45 @@ Trainer::StepResult Trainer::step(const SafetensorsFile &data) {
           it->second = add(it->second, frame.outputs[i]);
       }
     }
-    Frame frame;
-    frame.inputs = bind(apply, rank, nullptr, grads);
-    apply.entry(frame);
-    RankState &state = states[index];
-    for (size_t i = 1; i < apply.results.size(); ++i) {
-      const Slot &slot = apply.results[i];
-      State &target = slot.role == Slot::Parameter ? state.params
-                      : slot.role == Slot::ExpAvg  ? state.expAvg
-                                                   : state.expAvgSq;
-      target[slot.name] = frame.outputs[i];
-    }
     losses[index] = loss.item(0);
-    norms[index] = frame.outputs[0].item(0);
+    norms[index] = applyStep(rank, grads);
   });
   ++steps;
-  return {steps, losses[0], norms[0]};
+  return {steps, losses[0], norms[0], {}, {}};
+}
+
+double Trainer::applyStep(int64_t rank, const State &grads) {
+  size_t index = indexOf(rank);
+  const Function &apply = *functions[index].apply;
+  Frame frame;
+  frame.inputs = bind(apply, rank, nullptr, grads);
+  apply.entry(frame);
+  RankState &state = states[index];
+  for (size_t i = 1; i < apply.results.size(); ++i) {
+    const Slot &slot = apply.results[i];
+    State &target = slot.role == Slot::Parameter ? state.params
+                    : slot.role == Slot::ExpAvg  ? state.expAvg
+                                                 : state.expAvgSq;
+    target[slot.name] = frame.outputs[i];
+  }
+  return frame.outputs[0].item(0);
 }
 
 Trainer::State Trainer::gather(State RankState::*which) const {
   const SpmdContext &layout = program.layout();
+  if (layout.pp() > 1 && !ranks.runsAll())
+    throw RuntimeError("pipeline stages hold their parameters on ranks in "
+                       "other processes; saving them needs all ranks in one "
+                       "process (thread mode)");
   State out;
-  for (const auto &[name, tensor] : states[0].*which) {
+  // Each tensor from the first rank that holds it (pipeline stages hold
+  // their own parameters).
+  std::map<std::string, size_t> holder;
+  for (size_t i = 0; i < states.size(); ++i)
+    for (const auto &entry : states[i].*which)
+      holder.emplace(entry.first, i);
+  for (const auto &[name, index] : holder) {
+    const Tensor &tensor = (states[index].*which).at(name);
     auto slotIt = paramSlots.find(name);
     const Slot *slot = slotIt == paramSlots.end() ? nullptr : &slotIt->second;
     if (!slot || slot->shardedDim < 0) {
@@ -707,9 +793,10 @@ Trainer::State Trainer::gather(State RankState::*which) const {
       throw RuntimeError("'" + name + "' is sharded over ranks in other "
                          "processes; saving sharded state needs all ranks "
                          "in one process (thread mode)");
-    // Rank 0's group over the shard axes holds the pieces in order.
+    // The holder's group over the shard axes has the pieces in order.
     std::vector<Tensor> pieces;
-    for (int64_t r : RankContext::forRank(layout, 0).group(axesOf(*slot)))
+    for (int64_t r : RankContext::forRank(layout, ranks.local()[index])
+                         .group(axesOf(*slot)))
       pieces.push_back((states[size_t(r)].*which).at(name).to(Device::cpu()));
     out[name] = concat(pieces, slot->shardedDim);
   }
@@ -827,8 +914,7 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
   };
   // Tokens per step, for throughput: the first integer input's elements.
   int64_t tokens = 0;
-  const Function &probe = program.function(
-      options.forwardOnly ? "forward" : "grad_step");
+  const Function &probe = program.function("forward");
   for (const Slot &slot : probe.arguments)
     if (slot.role == Slot::Input && !isFloating(slot.dtype)) {
       tokens = numElements(slot.shape);
@@ -890,7 +976,9 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
               << ",\"grad_norm\":" << g17(r.gradNorm)
               << ",\"tokens_per_s\":" << g17(tps)
               << ",\"seconds\":" << g17(seconds)
-              << ",\"peak_device_bytes\":" << peakBytes << "}" << std::endl;
+              << ",\"peak_device_bytes\":" << peakBytes
+              << pipelineMetrics(program.layout(), ranks.local(), r) << "}"
+              << std::endl;
   }
   if (reports && profilingEnabled())
     profileReport(err);

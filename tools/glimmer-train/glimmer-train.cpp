@@ -64,6 +64,12 @@ static cl::opt<std::string> tpPlan(
              "patterns to colwise, rowwise or replicate (default: read off "
              "the graph)"),
     cl::value_desc("file"), cl::cat(trainCategory));
+static cl::opt<std::string> ppSplit(
+    "pp-split", cl::init(""),
+    cl::desc("Pipeline split points: the first decoder layer of each stage "
+             "after the first, e.g. layers.4,layers.8 (default: balanced by "
+             "cost)"),
+    cl::value_desc("layers"), cl::cat(trainCategory));
 static cl::opt<bool> forwardOnly(
     "forward-only", cl::init(false),
     cl::desc("Run the forward pass once and report the loss"),
@@ -223,6 +229,7 @@ int main(int argc, char **argv) {
     }
   }
   options.tpPlan = tpPlan;
+  options.ppSplit = ppSplit;
   options.optimizer.optimizer = optimizer;
   options.optimizer.lr = lr;
   options.optimizer.beta1 = beta1;

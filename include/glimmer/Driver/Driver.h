@@ -50,6 +50,9 @@ struct DriverOptions {
   /// Tensor-parallel plan (JSON: state_dict name patterns -> colwise,
   /// rowwise or replicate); empty: the default plan read off the graph.
   std::string tpPlan;
+  /// Pipeline split points ("layers.4,layers.8": the first decoder layer of
+  /// each stage after the first); empty: balanced by cost.
+  std::string ppSplit;
   /// Build @grad_step and @apply_step besides @forward.
   bool train = false;
   OptimizerOptions optimizer;

@@ -47,6 +47,13 @@ struct Slot {
     Step,
     /// The index of the micro-batch a call computes (a host i64 scalar).
     Microbatch,
+    /// Pipeline boundaries (`name` holds the index in the cut): a stage's
+    /// activation input or output, the cotangent of an output (an input of
+    /// the stage's backward), and an activation input's cotangent (a result
+    /// of the backward, sent to the previous stage).
+    Activation,
+    Cotangent,
+    ActivationGrad,
     Other
   };
   Role role = Other;
@@ -177,10 +184,18 @@ public:
   Trainer(const CompiledProgram &program, const std::string &weightsPath,
           Ranks &ranks);
 
+  /// A batch's data inputs by name, on the host.
+  using Inputs = std::map<std::string, Tensor>;
+
   struct StepResult {
     int64_t step;
     double loss;
     double gradNorm;
+    /// Pipeline runs, per local rank: seconds spent in the stage's
+    /// functions, and the most bytes of boundary activations it kept
+    /// between a micro-batch's forward and backward (empty without pp).
+    std::vector<double> busySeconds;
+    std::vector<size_t> stashPeakBytes;
   };
   /// One optimizer step on the batch `data`: @grad_step runs once per
   /// micro-batch the program was compiled for (its layout's
@@ -203,8 +218,18 @@ private:
   struct RankState {
     State params, buffers, expAvg, expAvgSq;
   };
+  /// What a rank runs: @grad_step and @apply_step, or its pipeline
+  /// stage's @stage_<s>, @stage_<s>_grad and @apply_step_<s>.
+  struct Functions {
+    const Function *forward = nullptr, *grad = nullptr, *apply = nullptr;
+    int64_t stage = 0;
+  };
+  size_t indexOf(int64_t rank) const;
+  /// Runs @apply_step on `grads` and keeps the new state; returns the norm.
+  double applyStep(int64_t rank, const State &grads);
+  StepResult pipelineStep(const Inputs &inputs);
   std::vector<Tensor> bind(const Function &fn, int64_t rank,
-                           const std::vector<Tensor> *data,
+                           const Inputs *data,
                            const State &grads) const;
   /// Full (host) tensors of `which` state, reassembled from the ranks.
   State gather(State RankState::*which) const;
@@ -215,6 +240,7 @@ private:
   Ranks &ranks;
   /// Indexed like ranks.local().
   std::vector<RankState> states;
+  std::vector<Functions> functions;
   /// Slots of the state (from @apply_step's arguments), by name.
   std::map<std::string, Slot> paramSlots, bufferSlots;
   int64_t steps = 0;

@@ -40,6 +40,13 @@ LogicalResult GlimmerDialect::verifyOperationAttribute(Operation *op,
                                 "attribute of glimmer.sharding_constraint";
     return success();
   }
+  if (attr.getName() == "glimmer.stage") {
+    // glimmer-split-stages' pipeline stage functions.
+    if (!isa<FunctionOpInterface>(op) || !isa<IntegerAttr>(attr.getValue()))
+      return op->emitError()
+             << "'glimmer.stage' is an integer attribute of a function";
+    return success();
+  }
   if (attr.getName() == "glimmer.sharding_rule") {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitError() << "'glimmer.sharding_rule' must be a string";
@@ -148,6 +155,23 @@ static StringRef companionOf(StringRef name) {
                                        : "glimmer.sharded_dim";
 }
 
+/// Pipeline boundaries: a stage function's activation arguments and
+/// results (glimmer.activation = i: the i-th value of its cut), and their
+/// cotangents in the stage's backward (glimmer.cotangent: of result i;
+/// glimmer.activation_grad: of activation argument i).
+static bool isBoundaryAttr(StringRef name) {
+  return name == "glimmer.activation" || name == "glimmer.cotangent" ||
+         name == "glimmer.activation_grad";
+}
+
+static LogicalResult verifyBoundaryAttr(Operation *op, NamedAttribute attr) {
+  auto index = dyn_cast<IntegerAttr>(attr.getValue());
+  if (!index || index.getInt() < 0)
+    return op->emitError() << "'" << attr.getName().getValue()
+                           << "' must be a non-negative integer";
+  return success();
+}
+
 /// Argument attributes a glimmer program may carry besides a sharding: the
 /// importer's names for forward inputs, parameters and buffers.
 static bool isNameAttr(StringRef name) {
@@ -166,6 +190,8 @@ LogicalResult GlimmerDialect::verifyRegionArgAttribute(Operation *op,
                              << "' must be a string";
     return success();
   }
+  if (isBoundaryAttr(attr.getName().getValue()))
+    return verifyBoundaryAttr(op, attr);
   if (attr.getName() == "glimmer.step" ||
       attr.getName() == "glimmer.microbatch") {
     if (!isa<UnitAttr>(attr.getValue()))
@@ -198,6 +224,8 @@ LogicalResult GlimmerDialect::verifyRegionResultAttribute(Operation *op,
                                                           unsigned regionIndex,
                                                           unsigned resultIndex,
                                                           NamedAttribute attr) {
+  if (isBoundaryAttr(attr.getName().getValue()))
+    return verifyBoundaryAttr(op, attr);
   if (attr.getName() == "glimmer.partial") {
     if (!isa<ArrayAttr>(attr.getValue()))
       return op->emitError()

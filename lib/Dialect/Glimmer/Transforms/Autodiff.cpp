@@ -83,15 +83,40 @@ struct AutodiffPass : public glimmer::impl::GlimmerAutodiffBase<AutodiffPass> {
 
   void runOnOperation() override;
 
-  /// Builds @grad_step; returns the indices of the differentiated
-  /// parameters, or failure.
-  FailureOr<SmallVector<unsigned>> buildGradStep(func::FuncOp forward);
+  /// What a gradient function is built from `forward` as.
+  struct GradSpec {
+    std::string name;
+    /// The (last) result is the scalar loss, seeded with 1; otherwise each
+    /// result's cotangent is an argument (a pipeline stage's backward).
+    bool scalarLoss = true;
+    /// The axes over which the loss is a per-rank partial sum.
+    ArrayAttr lossPartial;
+  };
+  /// Builds the gradient function; returns the indices of the
+  /// differentiated parameters, or failure.
+  FailureOr<SmallVector<unsigned>> buildGradStep(func::FuncOp forward,
+                                                 const GradSpec &spec);
+  /// `pipeline`: the norm also sums over the other stages' parameters.
   LogicalResult buildApplyStep(func::FuncOp forward,
-                               ArrayRef<unsigned> params, Type lossType);
+                               ArrayRef<unsigned> params, Type lossType,
+                               StringRef name, bool pipeline);
+  void buildPipelineSteps(ArrayRef<func::FuncOp> stages);
 };
 
 void AutodiffPass::runOnOperation() {
   ModuleOp module = getOperation();
+  if (optimizer != "adamw" && optimizer != "sgd") {
+    module.emitError() << "glimmer-autodiff: unknown optimizer '" << optimizer
+                       << "' (expected adamw or sgd)";
+    return signalPassFailure();
+  }
+  // Pipeline stages (glimmer-split-stages): each rank trains its stages.
+  SmallVector<func::FuncOp> stages;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (fn->hasAttr("glimmer.stage"))
+      stages.push_back(fn);
+  if (!stages.empty())
+    return buildPipelineSteps(stages);
   auto forward = module.lookupSymbol<func::FuncOp>(functionName);
   if (!forward) {
     module.emitError() << "glimmer-autodiff: no function @" << functionName
@@ -119,22 +144,80 @@ void AutodiffPass::runOnOperation() {
                         << type.getResults();
     return signalPassFailure();
   }
-  FailureOr<SmallVector<unsigned>> params = buildGradStep(forward);
+  GradSpec spec{"grad_step", true,
+                forward.getResultAttrOfType<ArrayAttr>(0, "glimmer.partial")};
+  FailureOr<SmallVector<unsigned>> params = buildGradStep(forward, spec);
   if (failed(params))
     return signalPassFailure();
-  if (failed(buildApplyStep(forward, *params, type.getResult(0))))
+  if (failed(buildApplyStep(forward, *params, type.getResult(0), "apply_step",
+                            /*pipeline=*/false)))
     return signalPassFailure();
 }
 
+// Stage s gets @stage_<s>_grad, its backward with the forward recomputed
+// from the stage's inputs (so a stage keeps only its boundary activations
+// between its forward and backward), and @apply_step_<s> for its
+// parameters. The last stage's loss seeds the sweep; the others take the
+// cotangents of their results from the next stage.
+void AutodiffPass::buildPipelineSteps(ArrayRef<func::FuncOp> stages) {
+  func::FuncOp last = stages.back();
+  for (func::FuncOp s : stages)
+    if (s->getAttrOfType<IntegerAttr>("glimmer.stage").getInt() >
+        last->getAttrOfType<IntegerAttr>("glimmer.stage").getInt())
+      last = s;
+  FunctionType lastType = last.getFunctionType();
+  if (lastType.getNumResults() != 1 || !isFloatTensor(lastType.getResult(0)) ||
+      cast<RankedTensorType>(lastType.getResult(0)).getRank() != 0) {
+    last.emitError() << "glimmer-autodiff: the last pipeline stage must "
+                        "return one floating-point scalar (the loss), but it "
+                        "returns "
+                     << lastType.getResults();
+    return signalPassFailure();
+  }
+  auto partial = last.getResultAttrOfType<ArrayAttr>(0, "glimmer.partial");
+  for (func::FuncOp stage : stages) {
+    std::string name = stage.getSymName().str();
+    GradSpec spec{name + "_grad", stage == last, partial};
+    FailureOr<SmallVector<unsigned>> params = buildGradStep(stage, spec);
+    if (failed(params))
+      return signalPassFailure();
+    std::string index = name.substr(name.rfind('_') + 1);
+    if (failed(buildApplyStep(stage, *params, lastType.getResult(0),
+                              "apply_step_" + index, /*pipeline=*/true)))
+      return signalPassFailure();
+  }
+}
+
 FailureOr<SmallVector<unsigned>>
-AutodiffPass::buildGradStep(func::FuncOp forward) {
+AutodiffPass::buildGradStep(func::FuncOp forward, const GradSpec &spec) {
   OpBuilder b(forward);
   b.setInsertionPointAfter(forward);
   auto gradStep = cast<func::FuncOp>(b.clone(*forward));
-  gradStep.setSymName("grad_step");
+  gradStep.setSymName(spec.name);
+  gradStep->removeAttr("glimmer.stage");
   Block &body = gradStep.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
-  Value loss = ret.getOperand(0);
+  Value loss = spec.scalarLoss ? ret.getOperand(0) : Value();
+  // A stage's backward: one cotangent argument per result.
+  SmallVector<std::pair<Value, Value>> seeds;
+  if (!spec.scalarLoss) {
+    for (auto [i, r] : llvm::enumerate(ret.getOperands())) {
+      unsigned n = gradStep.getNumArguments();
+      gradStep.insertArgument(
+          n, r.getType(),
+          b.getDictionaryAttr(b.getNamedAttr(
+              "glimmer.cotangent", b.getI64IntegerAttr(int64_t(i)))),
+          r.getLoc());
+      seeds.push_back({r, gradStep.getArgument(n)});
+    }
+  }
+  // The stage's activation inputs: their cotangents go to the previous
+  // stage.
+  SmallVector<unsigned> activations;
+  for (BlockArgument arg : gradStep.getArguments())
+    if (gradStep.getArgAttr(arg.getArgNumber(), "glimmer.activation") &&
+        isFloatTensor(arg.getType()))
+      activations.push_back(arg.getArgNumber());
 
   // Trainable parameters and the values they influence.
   SmallVector<unsigned> trainable;
@@ -151,6 +234,8 @@ AutodiffPass::buildGradStep(func::FuncOp forward) {
   }
   llvm::DenseSet<Value> varied;
   for (unsigned i : trainable)
+    varied.insert(gradStep.getArgument(i));
+  for (unsigned i : activations)
     varied.insert(gradStep.getArgument(i));
   for (Operation &op : body.without_terminator()) {
     bool anyVaried = llvm::any_of(op.getOperands(),
@@ -172,9 +257,12 @@ AutodiffPass::buildGradStep(func::FuncOp forward) {
     else
       it->second = AddOp::create(b, g.getLoc(), it->second, g);
   };
-  if (varied.contains(loss))
+  if (loss && varied.contains(loss))
     grads[loss] = splat(b, loss.getLoc(),
                         cast<RankedTensorType>(loss.getType()), 1.0);
+  for (auto [value, cotangent] : seeds)
+    if (varied.contains(value))
+      accumulate(value, cotangent);
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())
     ops.push_back(&op);
@@ -210,16 +298,30 @@ AutodiffPass::buildGradStep(func::FuncOp forward) {
         accumulate(operand, g);
   }
 
-  // Results: the loss, then each parameter's gradient.
-  SmallVector<Value> results{loss};
+  // Results: the loss, the activation inputs' cotangents (zeros where an
+  // input does not reach the outputs: the previous stage still receives
+  // one), then each parameter's gradient.
+  SmallVector<Value> results;
+  if (loss)
+    results.push_back(loss);
+  b.setInsertionPoint(ret);
+  for (unsigned i : activations) {
+    Value arg = gradStep.getArgument(i);
+    Value g = grads.lookup(arg);
+    results.push_back(g ? g
+                        : splat(b, arg.getLoc(),
+                                cast<RankedTensorType>(arg.getType()), 0.0));
+  }
+  unsigned firstGrad = results.size();
   SmallVector<unsigned> differentiated;
   for (unsigned i : trainable)
     if (Value g = grads.lookup(gradStep.getArgument(i))) {
       results.push_back(g);
       differentiated.push_back(i);
     }
-  if (differentiated.empty()) {
-    forward.emitError() << "glimmer-autodiff: the loss of @" << functionName
+  if (differentiated.empty() && spec.scalarLoss && activations.empty()) {
+    forward.emitError() << "glimmer-autodiff: the loss of @"
+                        << forward.getSymName()
                         << " does not depend on any trainable parameter";
     gradStep.erase();
     return failure();
@@ -230,21 +332,28 @@ AutodiffPass::buildGradStep(func::FuncOp forward) {
   SmallVector<Type> resultTypes;
   for (Value r : results)
     resultTypes.push_back(r.getType());
+  // The clone's result attributes described @forward's results.
+  gradStep.removeResAttrsAttr();
   gradStep.setType(
       b.getFunctionType(gradStep.getArgumentTypes(), resultTypes));
   // Gradients of a per-rank partial loss are per-rank partial sums too,
   // except over the axes that the reduce_scatter (the VJP of a sharded
-  // parameter's all_gather) has already summed.
-  auto lossPartial =
-      forward.getResultAttrOfType<ArrayAttr>(0, "glimmer.partial");
-  if (lossPartial)
+  // parameter's all_gather) has already summed. (A stage's activation
+  // cotangents are whole: a rank's activations reach its own share of the
+  // loss only, through collectives whose VJPs sum the rest.)
+  ArrayAttr lossPartial = spec.lossPartial;
+  if (lossPartial && loss)
     gradStep.setResultAttr(0, "glimmer.partial", lossPartial);
+  for (auto [k, i] : llvm::enumerate(activations))
+    gradStep.setResultAttr(
+        (loss ? 1 : 0) + k, "glimmer.activation_grad",
+        gradStep.getArgAttr(i, "glimmer.activation"));
   for (auto [k, i] : llvm::enumerate(differentiated)) {
     auto name = gradStep.getArgAttrOfType<StringAttr>(i, "glimmer.param");
-    gradStep.setResultAttr(k + 1, "glimmer.grad", name);
+    gradStep.setResultAttr(firstGrad + k, "glimmer.grad", name);
     for (StringRef attr : kShardAttrs)
       if (Attribute a = gradStep.getArgAttr(i, attr))
-        gradStep.setResultAttr(k + 1, attr, a);
+        gradStep.setResultAttr(firstGrad + k, attr, a);
     SmallVector<StringRef> summed = gatheredAxes(gradStep.getArgument(i));
     SmallVector<StringRef> remaining;
     if (lossPartial)
@@ -269,7 +378,7 @@ AutodiffPass::buildGradStep(func::FuncOp forward) {
       }
     }
     if (!remaining.empty())
-      gradStep.setResultAttr(k + 1, "glimmer.partial",
+      gradStep.setResultAttr(firstGrad + k, "glimmer.partial",
                              b.getStrArrayAttr(remaining));
   }
   return differentiated;
@@ -277,7 +386,8 @@ AutodiffPass::buildGradStep(func::FuncOp forward) {
 
 LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
                                            ArrayRef<unsigned> params,
-                                           Type lossType) {
+                                           Type lossType, StringRef name,
+                                           bool pipeline) {
   bool adamw = optimizer == "adamw";
   double wd = weightDecay >= 0 ? double(weightDecay) : (adamw ? 0.01 : 0.0);
   MLIRContext *ctx = &getContext();
@@ -307,12 +417,13 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
   bool anySharded = llvm::any_of(params, [&](unsigned i) {
     return bool(forward.getArgAttr(i, "glimmer.sharded_axes"));
   });
-  if (anySharded && !module.lookupSymbol<MeshOp>("mesh"))
+  if ((anySharded || pipeline) && !module.lookupSymbol<MeshOp>("mesh"))
     return forward.emitError()
-           << "glimmer-autodiff: sharded parameters need @mesh for the "
-              "gradient norm; run glimmer-materialize-mesh first";
+           << "glimmer-autodiff: sharded parameters and pipeline stages need "
+              "@mesh for the gradient norm; run glimmer-materialize-mesh "
+              "first";
   b.setInsertionPointToEnd(module.getBody());
-  auto apply = func::FuncOp::create(b, loc, "apply_step",
+  auto apply = func::FuncOp::create(b, loc, name,
                                     b.getFunctionType(argTypes, {}));
   Block *entry = apply.addEntryBlock();
   unsigned stride = adamw ? 4 : 2;
@@ -367,6 +478,14 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
         b, loc, normType, ReductionKindAttr::get(ctx, ReductionKind::Sum),
         local, FlatSymbolRefAttr::get(ctx, "mesh"), axes);
     sumSq = sumSq ? Value(AddOp::create(b, loc, sumSq, total)) : total;
+  }
+  // Each stage holds its own parameters: their squares add over `pp`.
+  if (pipeline) {
+    if (!sumSq)
+      sumSq = splat(b, loc, normType, 0.0);
+    sumSq = AllReduceOp::create(
+        b, loc, normType, ReductionKindAttr::get(ctx, ReductionKind::Sum),
+        sumSq, FlatSymbolRefAttr::get(ctx, "mesh"), b.getStrArrayAttr({"pp"}));
   }
   Value norm = SqrtOp::create(b, loc, sumSq);
 

@@ -507,12 +507,6 @@ struct PartitionPass
     SpmdContext layout = spmd.getLayout();
     if (layout.tp() == 1)
       return;
-    if (layout.pp() != 1) {
-      module.emitError() << "'" << getArgument()
-                         << "': the 'pp' axis is not supported by the "
-                            "partitioner yet";
-      return signalPassFailure();
-    }
     MeshOp meshOp = requireMesh(module, getArgument());
     if (!meshOp)
       return signalPassFailure();

@@ -759,13 +759,6 @@ struct PartitionTokensPass
     if (!spmd)
       return signalPassFailure();
     SpmdContext layout = spmd.getLayout();
-    if (layout.pp() != 1) {
-      module.emitError() << "'" << getArgument()
-                         << "': the 'pp' axis is not supported by the "
-                            "partitioner yet (dp_replicate, dp_shard, cp and "
-                            "tp are)";
-      return signalPassFailure();
-    }
     int64_t dp = layout.dpReplicate() * layout.dpShard();
     int64_t mb = layout.microbatches;
     if (layout.cp() == 1 && dp == 1 && mb == 1)

@@ -15,7 +15,8 @@
 using namespace mlir;
 
 void glimmer::buildSpmdPipeline(OpPassManager &pm, llvm::StringRef layout,
-                                llvm::StringRef tpPlan) {
+                                llvm::StringRef tpPlan,
+                                llvm::StringRef ppSplit) {
   GlimmerAttachSpmdOptions attach;
   attach.layout = layout.str();
   pm.addPass(createGlimmerAttachSpmd(attach));
@@ -30,6 +31,11 @@ void glimmer::buildSpmdPipeline(OpPassManager &pm, llvm::StringRef layout,
   pm.addPass(createGlimmerPropagateSharding());
   pm.addPass(createGlimmerPartition());
   pm.addPass(createGlimmerShardParams());
+  // Pipeline stages last: each stage keeps the collectives of the other
+  // axes that its ops carry.
+  GlimmerSplitStagesOptions stages;
+  stages.split = ppSplit.str();
+  pm.addPass(createGlimmerSplitStages(stages));
   pm.addPass(createCanonicalizerPass());
 }
 
@@ -45,6 +51,6 @@ void glimmer::registerGlimmerPipelines() {
       "module's glimmer.spmd): attach the layout, materialize the mesh, "
       "prepare CP inputs, shard the batch over dp and the sequence over cp, "
       "seed, propagate and partition tensor parallelism (sharding engine), "
-      "shard parameters over (dp_shard, cp) (FSDP)",
+      "shard parameters over (dp_shard, cp) (FSDP), cut pipeline stages",
       [](OpPassManager &pm) { buildSpmdPipeline(pm); });
 }

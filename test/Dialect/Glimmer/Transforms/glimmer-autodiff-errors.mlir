@@ -20,7 +20,7 @@ module {
 
 // The norm of sharded gradients sums over their shard axes on @mesh.
 module {
-  // expected-error @+1 {{glimmer-autodiff: sharded parameters need @mesh for the gradient norm; run glimmer-materialize-mesh first}}
+  // expected-error @+1 {{glimmer-autodiff: sharded parameters and pipeline stages need @mesh for the gradient norm; run glimmer-materialize-mesh first}}
   func.func @forward(%w: tensor<2xf32> {glimmer.param = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64}) -> tensor<f32> {
     %1 = glimmer.reduce sum %w dims = [0] : tensor<2xf32> -> tensor<f32>
     return %1 : tensor<f32>

@@ -199,3 +199,38 @@ module {
     return %s : tensor<f32>
   }
 }
+
+// -----
+
+// Pipeline stages (glimmer-split-stages): each stage gets its backward, with
+// the forward recomputed from its inputs. A stage before the last takes its
+// results' cotangents as arguments; the last seeds its loss. Each returns
+// its activation inputs' cotangents (for the previous stage) and its
+// parameters' gradients; each stage's optimizer step sums the squares of
+// the gradient norm over the other stages (pp).
+// SGD-LABEL: func.func @stage_0_grad
+// SGD-SAME: %[[COT:[a-z0-9]+]]: tensor<2x4xf32> {glimmer.cotangent = 0 : i64}
+// SGD-SAME: -> (tensor<4x4xf32> {glimmer.grad = "layers.0.w"})
+// SGD: glimmer.matmul %[[COT]]
+// SGD-LABEL: func.func @stage_1_grad
+// SGD-SAME: %[[IN:[a-z0-9]+]]: tensor<2x4xf32> {glimmer.activation = 0 : i64}
+// SGD-SAME: -> (tensor<f32>, tensor<2x4xf32> {glimmer.activation_grad = 0 : i64}, tensor<4x4xf32> {glimmer.grad = "layers.1.w"})
+// SGD-LABEL: func.func @apply_step_0
+// SGD: glimmer.all_reduce sum %{{.*}} on @mesh ["pp"] : tensor<f32>
+// SGD: glimmer.sqrt
+// SGD-LABEL: func.func @apply_step_1
+// SGD: glimmer.all_reduce sum %{{.*}} on @mesh ["pp"] : tensor<f32>
+module {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=1, "pp"=2]>
+  func.func @stage_0(%x: tensor<2x4xf32> {glimmer.input = "x"}, %w0: tensor<4x4xf32> {glimmer.param = "layers.0.w"})
+      -> (tensor<2x4xf32> {glimmer.activation = 0 : i64}) attributes {glimmer.stage = 0 : i64} {
+    %h = glimmer.linear %x, %w0 : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+    return %h : tensor<2x4xf32>
+  }
+  func.func @stage_1(%w1: tensor<4x4xf32> {glimmer.param = "layers.1.w"}, %h: tensor<2x4xf32> {glimmer.activation = 0 : i64})
+      -> tensor<f32> attributes {glimmer.stage = 1 : i64} {
+    %y = glimmer.linear %h, %w1 : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+    %s = glimmer.reduce sum %y dims = [0, 1] : tensor<2x4xf32> -> tensor<f32>
+    return %s : tensor<f32>
+  }
+}

@@ -1,13 +1,5 @@
 // RUN: glimmer-opt %s -split-input-file -glimmer-partition -verify-diagnostics
 
-// Pipeline parallelism is not partitioned yet: refused rather than run
-// without it.
-// expected-error @+1 {{'glimmer-partition': the 'pp' axis is not supported by the partitioner yet}}
-module attributes {glimmer.spmd = #glimmer.spmd<"tp=2,pp=2">} {
-}
-
-// -----
-
 // expected-error @+1 {{'glimmer-partition' needs @mesh; run glimmer-materialize-mesh first}}
 module attributes {glimmer.spmd = #glimmer.spmd<"tp=2">} {
 }

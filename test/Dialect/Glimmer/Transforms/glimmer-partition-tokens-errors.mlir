@@ -65,14 +65,6 @@ module attributes {glimmer.spmd = #glimmer.spmd<"dp_replicate=2,dp_shard=2,cp=2"
 
 // -----
 
-// Pipeline parallelism is not partitioned yet: refused rather than run
-// replicated.
-// expected-error @+1 {{'glimmer-partition-tokens': the 'pp' axis is not supported by the partitioner yet (dp_replicate, dp_shard, cp and tp are)}}
-module attributes {glimmer.spmd = #glimmer.spmd<"pp=2">} {
-}
-
-// -----
-
 // Data parallelism needs the token ids to know the batch.
 module attributes {glimmer.spmd = #glimmer.spmd<"dp_replicate=2">} {
   // expected-error @+1 {{'glimmer-partition-tokens': cannot find the token ids (a rank-2 integer argument used by glimmer.embedding) that define the batch and sequence to shard}}

@@ -20,9 +20,11 @@ namespace glimmer {
 /// layout, materialize the mesh, prepare CP inputs, shard the token-side
 /// computation (batch over dp, sequence over cp), tensor and sequence
 /// parallelism on the sharding engine (with the plan in `tpPlan`, a JSON
-/// file, or the default plan), shard parameters (FSDP).
+/// file, or the default plan), shard parameters (FSDP), cut pipeline stages
+/// (at the split points `ppSplit`, or balanced).
 void buildSpmdPipeline(mlir::OpPassManager &pm, llvm::StringRef layout = "",
-                       llvm::StringRef tpPlan = "");
+                       llvm::StringRef tpPlan = "",
+                       llvm::StringRef ppSplit = "");
 
 /// What runs after autodiff on a partitioned program: per-rank partial
 /// results are summed in the program (glimmer-reduce-partials).

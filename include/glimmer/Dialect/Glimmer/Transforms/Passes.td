@@ -215,6 +215,18 @@ def GlimmerAutodiff : Pass<"glimmer-autodiff", "::mlir::ModuleOp"> {
     reduce_scatter would count a replicated loss once per rank), sharded
     parameters without `@mesh`.
 
+    With pipeline stages (functions marked `glimmer.stage` by
+    `glimmer-split-stages`), each stage `@stage_<s>` gets `@stage_<s>_grad`
+    and `@apply_step_<s>` instead: the backward recomputes the stage's
+    forward from its arguments (so only the boundary activations are kept
+    between a micro-batch's forward and backward); a stage before the last
+    takes its results' cotangents as arguments `{glimmer.cotangent = i}`,
+    the last seeds its loss; each returns (the loss, for the last) the
+    cotangents of its activation arguments `{glimmer.activation_grad = i}`,
+    then its parameters' gradients. The gradient norm of each stage's
+    optimizer step sums the squares over `pp` (an `all_reduce`), so every
+    stage clips with the global norm.
+
     Before:
     ```mlir
     func.func @forward(%x: tensor<4xf32> {glimmer.input = "x"},
@@ -361,6 +373,81 @@ def GlimmerPartitionTokens
     ```
   }];
   let dependentDialects = ["::glimmer::GlimmerDialect"];
+}
+
+def GlimmerSplitStages : Pass<"glimmer-split-stages", "::mlir::ModuleOp"> {
+  let summary = "Cuts the forward into pipeline stages at decoder-layer "
+                "boundaries";
+  let description = [{
+    With `pp > 1` in the module's `glimmer.spmd`, splits the (rank-local)
+    `@forward` into `@stage_0` ... `@stage_{pp-1}` (function attribute
+    `glimmer.stage`). The decoder layers are read off the graph: the
+    parameters named `<prefix>.<N>.…` (the family with the most layers) that
+    the computation after the token embedding reads, directly or through
+    parameter-only work such as FSDP's all-gathers. Each value's depth is
+    the highest decoder layer whose parameters it depends on; an op with a
+    depth belongs to that layer's stage. The default cut balances a cost
+    estimate (multiply-adds of GEMMs, attention and convolutions, elements
+    elsewhere), with the work before the first layer counted on stage 0;
+    `split=layers.4,layers.8` names the first layer of stages 1, 2, ...
+    instead (a name that ends the layers' prefix, as torchtitan's split
+    points read).
+
+    Everything without a depth (integer preparation of the full batch, the
+    vision encoder and projector, the token embedding, `vision_gather`, a
+    final norm's FSDP-gathered weight) is placed on every stage that uses
+    it and computed there from the data inputs, so the multimodal
+    preparation is on stage 0, labels and the loss on the last stage, and
+    each stage rebuilds its positions and masks instead of receiving them.
+    Values with a depth that a later stage uses are the boundary ("cut")
+    between stages: each stage takes the previous cut as arguments
+    `{glimmer.activation = i}` (after the block arguments it reads, whose
+    attributes it keeps) and returns its own cut, passing on values a later
+    stage needs; the last stage returns `@forward`'s results. The runtime
+    sends each cut to the next stage's ranks along `pp`. Parameters no
+    stage reads stay arguments of stage 0, so the stages hold the whole
+    state. `@forward` is kept.
+
+    Errors: fewer decoder layers than stages, no decoder layers, split
+    points that name no layer, are out of order or do not number `pp - 1`,
+    split points without `pp > 1`, and a parameter read on two stages
+    (tied weights, whose gradients would have to be summed across stages).
+
+    Before (`pp=2`, two layers):
+    ```mlir
+    func.func @forward(%tok: tensor<2x8xi64> {glimmer.input = "tokens"},
+                       %w0: tensor<8x8xf32> {glimmer.param = "layers.0.w"},
+                       %w1: tensor<8x8xf32> {glimmer.param = "layers.1.w"}, ...) -> tensor<f32> {
+      %e = glimmer.embedding %emb, %tok : ...
+      %h0 = glimmer.linear %e, %w0 : ...
+      %h1 = glimmer.linear %h0, %w1 : ...
+      ...
+    }
+    ```
+    After, besides `@forward`:
+    ```mlir
+    func.func @stage_0(%tok: ..., %emb: ..., %w0: ...) -> (tensor<2x8x8xf32> {glimmer.activation = 0 : i64})
+        attributes {glimmer.stage = 0 : i64} {
+      %e = glimmer.embedding %emb, %tok : ...
+      %h0 = glimmer.linear %e, %w0 : ...
+      return %h0 : tensor<2x8x8xf32>
+    }
+    func.func @stage_1(%labels: ..., %w1: ..., %h0: tensor<2x8x8xf32> {glimmer.activation = 0 : i64})
+        -> tensor<f32> attributes {glimmer.stage = 1 : i64} {
+      %h1 = glimmer.linear %h0, %w1 : ...
+      ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"functionName", "function", "std::string", /*default=*/"\"forward\"",
+           "The forward function to split">,
+    Option<"split", "split", "std::string", /*default=*/"\"\"",
+           "First decoder layer of each stage after the first "
+           "(e.g. layers.4,layers.8); default: balanced by cost">,
+  ];
+  let dependentDialects = ["::glimmer::GlimmerDialect",
+                           "::mlir::func::FuncDialect"];
 }
 
 def GlimmerShardParams : Pass<"glimmer-shard-params", "::mlir::ModuleOp"> {

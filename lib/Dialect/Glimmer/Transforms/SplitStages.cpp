@@ -1,0 +1,518 @@
+//===- SplitStages.cpp - Cut the forward into pipeline stages -------------===//
+//
+// The decoder layers are found from the graph, not from the model's code:
+// they are the parameters `<prefix>.<N>.…` that the computation after the
+// token embedding reads (through parameter-only work such as FSDP's
+// all-gathers). Every value gets the highest decoder layer whose parameters
+// it depends on (its depth along the residual stream); ops with a depth
+// belong to that layer's stage. The rest (integer preparation, the vision
+// encoder, the token embedding, a final norm's weight gathered by FSDP) has
+// no depth: it goes to every stage that uses it, computed there again from
+// the data inputs, so a later stage rebuilds its positions and labels from
+// the full batch instead of receiving them. Values with a depth that a later
+// stage uses are the boundary: each stage takes the previous cut's values
+// and returns its own (passing on those it does not consume).
+//
+//===----------------------------------------------------------------------===//
+
+#include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <limits>
+
+namespace glimmer {
+#define GEN_PASS_DEF_GLIMMERSPLITSTAGES
+#include "glimmer/Dialect/Glimmer/Transforms/Passes.h.inc"
+} // namespace glimmer
+
+using namespace mlir;
+using namespace glimmer;
+
+namespace {
+
+/// A parameter name split at its first integer component:
+/// "model.layers.3.mlp.w" -> {"model.layers", 3}.
+std::optional<std::pair<std::string, int64_t>> layerOf(StringRef name) {
+  SmallVector<StringRef> parts;
+  name.split(parts, '.');
+  for (size_t i = 1; i + 1 < parts.size(); ++i) {
+    int64_t index;
+    if (!parts[i].getAsInteger(10, index) && index >= 0)
+      return std::make_pair(llvm::join(ArrayRef(parts).take_front(i), "."),
+                            index);
+  }
+  return std::nullopt;
+}
+
+int64_t numel(Type t) {
+  auto tensor = dyn_cast<RankedTensorType>(t);
+  return tensor ? tensor.getNumElements() : 0;
+}
+
+/// A rough cost (multiply-adds dominate) for balancing the stages.
+double costOf(Operation *op) {
+  if (op->getNumResults() == 0)
+    return 0;
+  double out = double(numel(op->getResult(0).getType()));
+  auto lastDim = [](Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    return t.getRank() ? double(t.getShape().back()) : 1.0;
+  };
+  if (isa<LinearOp, MatmulOp>(op))
+    return 2 * out * lastDim(op->getOperand(0));
+  if (auto a = dyn_cast<AttentionOp>(op)) {
+    auto k = cast<RankedTensorType>(a.getKey().getType());
+    return 4 * out * double(k.getDimSize(2));
+  }
+  if (auto c = dyn_cast<Conv2dOp>(op)) {
+    auto w = cast<RankedTensorType>(c.getWeight().getType());
+    return 2 * out * double(w.getDimSize(1) * w.getDimSize(2) *
+                            w.getDimSize(3));
+  }
+  return out;
+}
+
+struct SplitStagesPass
+    : public glimmer::impl::GlimmerSplitStagesBase<SplitStagesPass> {
+  using Base::Base;
+  void runOnOperation() override;
+};
+
+/// Contiguous layer ranges for `stages` stages minimizing the most
+/// expensive one (stage 0 also carries `pre`): first layer of each stage.
+SmallVector<int64_t> balance(ArrayRef<double> layerCost, double pre,
+                             int64_t stages) {
+  int64_t n = layerCost.size();
+  SmallVector<double> prefix(n + 1, 0);
+  for (int64_t i = 0; i < n; ++i)
+    prefix[i + 1] = prefix[i] + layerCost[i];
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  // best[s][i]: the least max cost of putting layers [0, i) on s stages.
+  std::vector<std::vector<double>> best(stages + 1,
+                                        std::vector<double>(n + 1, inf));
+  std::vector<std::vector<int64_t>> cut(stages + 1,
+                                        std::vector<int64_t>(n + 1, 0));
+  best[0][0] = 0;
+  for (int64_t s = 1; s <= stages; ++s)
+    for (int64_t i = s; i <= n; ++i)
+      for (int64_t j = s - 1; j < i; ++j) {
+        double c = prefix[i] - prefix[j] + (s == 1 ? pre : 0);
+        double v = std::max(best[s - 1][j], c);
+        if (v < best[s][i]) {
+          best[s][i] = v;
+          cut[s][i] = j;
+        }
+      }
+  SmallVector<int64_t> starts(stages);
+  for (int64_t s = stages, i = n; s >= 1; --s) {
+    starts[s - 1] = cut[s][i];
+    i = cut[s][i];
+  }
+  return starts;
+}
+
+void SplitStagesPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SpmdAttr spmd = requireRecordedSpmd(module, getArgument());
+  if (!spmd)
+    return signalPassFailure();
+  SpmdContext layout = spmd.getLayout();
+  int64_t numStages = layout.pp();
+  if (numStages == 1) {
+    if (!split.empty()) {
+      module.emitError() << "split points ('" << split
+                         << "') need pipeline parallelism (pp > 1)";
+      return signalPassFailure();
+    }
+    return;
+  }
+  auto forward = module.lookupSymbol<func::FuncOp>(functionName);
+  if (!forward || forward.isExternal()) {
+    module.emitError() << "'" << getArgument() << "': no function @"
+                       << functionName << " to split";
+    return signalPassFailure();
+  }
+  Block &body = forward.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  auto paramName = [&](Value v) -> StringAttr {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner() != &body)
+      return {};
+    return forward.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                "glimmer.param");
+  };
+
+  // Values computed from parameters and constants only, and values that
+  // depend on a trainable (floating-point) parameter.
+  DenseSet<Value> paramOnly, trained;
+  for (BlockArgument arg : body.getArguments()) {
+    if (paramName(arg)) {
+      paramOnly.insert(arg);
+      if (isa<FloatType>(cast<RankedTensorType>(arg.getType())
+                             .getElementType()))
+        trained.insert(arg);
+    }
+  }
+  for (Operation &op : body.without_terminator()) {
+    bool allParam = llvm::all_of(op.getOperands(), [&](Value v) {
+      return paramOnly.contains(v);
+    });
+    bool anyTrained = llvm::any_of(op.getOperands(), [&](Value v) {
+      return trained.contains(v);
+    });
+    for (Value r : op.getResults()) {
+      if (allParam)
+        paramOnly.insert(r);
+      if (anyTrained)
+        trained.insert(r);
+    }
+  }
+
+  // The decoder layers: the layer families of the parameters that the
+  // computation after the token embedding (an embedding whose ids come
+  // from a data input, through the CP permutation and the batch cuts)
+  // reads.
+  DenseSet<Value> fromData, afterEmbedding;
+  for (BlockArgument arg : body.getArguments())
+    if (forward.getArgAttr(arg.getArgNumber(), "glimmer.input"))
+      fromData.insert(arg);
+  for (Operation &op : body.without_terminator()) {
+    auto embedding = dyn_cast<EmbeddingOp>(op);
+    bool after = embedding && fromData.contains(embedding.getIds());
+    after |= llvm::any_of(op.getOperands(), [&](Value v) {
+      return afterEmbedding.contains(v);
+    });
+    bool data = llvm::any_of(op.getOperands(),
+                             [&](Value v) { return fromData.contains(v); });
+    for (Value r : op.getResults()) {
+      if (data)
+        fromData.insert(r);
+      if (after)
+        afterEmbedding.insert(r);
+    }
+  }
+  llvm::StringMap<llvm::DenseSet<int64_t>> families;
+  std::function<void(Value, DenseSet<Value> &)> collect =
+      [&](Value v, DenseSet<Value> &seen) {
+        if (!paramOnly.contains(v) || !seen.insert(v).second)
+          return;
+        if (StringAttr name = paramName(v)) {
+          if (auto layer = layerOf(name.getValue()))
+            families[layer->first].insert(layer->second);
+          return;
+        }
+        if (Operation *def = v.getDefiningOp())
+          for (Value operand : def->getOperands())
+            collect(operand, seen);
+      };
+  DenseSet<Value> seen;
+  for (Operation &op : body.without_terminator())
+    if (llvm::any_of(op.getResults(),
+                     [&](Value r) { return afterEmbedding.contains(r); }))
+      for (Value operand : op.getOperands())
+        collect(operand, seen);
+  std::string prefix;
+  size_t most = 0;
+  for (auto &[name, indices] : families)
+    if (indices.size() > most) {
+      most = indices.size();
+      prefix = name.str();
+    }
+  if (prefix.empty()) {
+    forward.emitError() << "'" << getArgument()
+                        << "': found no decoder layers to split into "
+                        << numStages
+                        << " pipeline stages (parameters named "
+                           "<prefix>.<N>.… read after the token embedding)";
+    return signalPassFailure();
+  }
+  int64_t numLayers = most;
+  for (int64_t i = 0; i < numLayers; ++i)
+    if (!families[prefix].contains(i)) {
+      forward.emitError() << "'" << getArgument() << "': the decoder layers "
+                          << prefix << ".<N> are not numbered 0 to "
+                          << numLayers - 1 << " (no " << prefix << "." << i
+                          << ")";
+      return signalPassFailure();
+    }
+  std::string range = prefix + ".0 ... " + prefix + "." +
+                      std::to_string(numLayers - 1);
+  if (numStages > numLayers) {
+    forward.emitError() << "pp = " << numStages
+                        << " pipeline stages but the model has " << numLayers
+                        << " decoder layers (" << range
+                        << "): every stage needs at least one layer";
+    return signalPassFailure();
+  }
+
+  // Depth along the residual stream: the highest decoder layer whose
+  // parameters a value depends on (-1: none).
+  DenseMap<Value, int64_t> depth;
+  auto depthOf = [&](Value v) {
+    auto it = depth.find(v);
+    return it == depth.end() ? int64_t(-1) : it->second;
+  };
+  for (BlockArgument arg : body.getArguments())
+    if (StringAttr name = paramName(arg))
+      if (auto layer = layerOf(name.getValue()))
+        if (layer->first == prefix)
+          depth[arg] = layer->second;
+  for (Operation &op : body.without_terminator()) {
+    int64_t d = -1;
+    for (Value v : op.getOperands())
+      d = std::max(d, depthOf(v));
+    for (Value r : op.getResults())
+      depth[r] = d;
+  }
+
+  // The first layer of each stage: the user's split points, or balanced.
+  SmallVector<int64_t> starts;
+  if (!split.empty()) {
+    SmallVector<StringRef> points;
+    StringRef(split).split(points, ',');
+    if (int64_t(points.size()) != numStages - 1) {
+      forward.emitError() << "the pipeline split '" << split << "' names "
+                          << points.size() << " split points, but pp = "
+                          << numStages << " needs " << numStages - 1;
+      return signalPassFailure();
+    }
+    starts.push_back(0);
+    StringRef last = prefix;
+    last = last.rsplit('.').second.empty() ? last : last.rsplit('.').second;
+    for (StringRef point : points) {
+      auto [name, index] = point.trim().rsplit('.');
+      int64_t layer;
+      bool names = !index.getAsInteger(10, layer) && layer >= 0 &&
+                   layer < numLayers &&
+                   (name == prefix || name == last ||
+                    StringRef(prefix).ends_with(("." + name).str()));
+      if (!names) {
+        forward.emitError() << "pipeline split point '" << point.trim()
+                            << "' names no decoder layer (they are "
+                            << range << ")";
+        return signalPassFailure();
+      }
+      if (layer <= starts.back()) {
+        forward.emitError()
+            << "pipeline split point '" << point.trim()
+            << "' does not start a new stage: split points must name "
+               "increasing layers after "
+            << prefix << ".0, so that every stage has a layer";
+        return signalPassFailure();
+      }
+      starts.push_back(layer);
+    }
+  } else {
+    SmallVector<double> layerCost(numLayers, 0);
+    double pre = 0;
+    for (Operation &op : body.without_terminator()) {
+      int64_t d = op.getNumResults() ? depthOf(op.getResult(0)) : -1;
+      (d >= 0 ? layerCost[d] : pre) += costOf(&op);
+    }
+    starts = balance(layerCost, pre, numStages);
+  }
+  auto stageOfLayer = [&](int64_t layer) {
+    int64_t s = 0;
+    while (s + 1 < numStages && starts[s + 1] <= layer)
+      ++s;
+    return s;
+  };
+
+  // Ops with a depth belong to its stage; the others to every stage that
+  // uses them (in reverse order, so users are placed first).
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  DenseMap<Operation *, llvm::SmallSetVector<int64_t, 4>> stagesOf;
+  for (Value v : ret.getOperands()) {
+    if (depthOf(v) < 0) {
+      ret.emitError() << "'" << getArgument()
+                      << "': the loss does not depend on the decoder layers "
+                      << range;
+      return signalPassFailure();
+    }
+  }
+  for (Operation *op : llvm::reverse(ops)) {
+    auto &mine = stagesOf[op];
+    if (op->getNumResults() && depthOf(op->getResult(0)) >= 0) {
+      mine.insert(stageOfLayer(depthOf(op->getResult(0))));
+      continue;
+    }
+    for (Value r : op->getResults())
+      for (Operation *user : r.getUsers()) {
+        if (isa<func::ReturnOp>(user))
+          mine.insert(numStages - 1);
+        else
+          for (int64_t s : stagesOf[user])
+            mine.insert(s);
+      }
+    // A parameter read on two stages would need its gradients summed
+    // across them.
+    if (mine.size() > 1)
+      for (Value r : op->getResults())
+        if (trained.contains(r)) {
+          SmallVector<std::string> names;
+          DenseSet<Value> cone;
+          std::function<void(Value)> params = [&](Value v) {
+            if (!cone.insert(v).second)
+              return;
+            if (StringAttr n = paramName(v))
+              names.push_back("'" + n.str() + "'");
+            else if (Operation *def = v.getDefiningOp())
+              for (Value o : def->getOperands())
+                params(o);
+          };
+          params(r);
+          llvm::sort(names);
+          op->emitOpError()
+              << "is needed on pipeline stages " << mine[0] << " and "
+              << mine[1] << ", and depends on the parameters "
+              << llvm::join(names, ", ")
+              << ": parameters shared by several stages (tied weights) "
+                 "are not supported";
+          return signalPassFailure();
+        }
+  }
+
+  for (BlockArgument arg : body.getArguments()) {
+    if (!trained.contains(arg))
+      continue;
+    llvm::SmallSetVector<int64_t, 4> readers;
+    for (Operation *user : arg.getUsers())
+      for (int64_t st : stagesOf[user])
+        readers.insert(st);
+    if (readers.size() > 1) {
+      SmallVector<int64_t> sorted(readers.begin(), readers.end());
+      llvm::sort(sorted);
+      forward.emitError() << "the parameter '" << paramName(arg).getValue()
+                          << "' is read on pipeline stages " << sorted[0]
+                          << " and " << sorted[1]
+                          << ": parameters shared by several stages (tied "
+                             "weights) are not supported";
+      return signalPassFailure();
+    }
+  }
+
+  // The boundaries: values with a depth defined on a stage before a user.
+  auto definingStage = [&](Value v) -> int64_t {
+    Operation *def = v.getDefiningOp();
+    if (!def || depthOf(v) < 0)
+      return -1;
+    return stagesOf[def][0];
+  };
+  SmallVector<llvm::SetVector<Value>> cuts(numStages);
+  for (Operation *op : ops)
+    for (int64_t user : stagesOf[op])
+      for (Value v : op->getOperands()) {
+        int64_t from = definingStage(v);
+        for (int64_t c = std::max<int64_t>(from, 0); from >= 0 && c < user;
+             ++c)
+          cuts[c].insert(v);
+      }
+  // Boundaries in program order, so that sender and receiver agree.
+  for (auto &cut : cuts) {
+    SmallVector<Value> sorted(cut.begin(), cut.end());
+    llvm::sort(sorted, [&](Value a, Value b) {
+      return a.getDefiningOp()->isBeforeInBlock(b.getDefiningOp());
+    });
+    cut = llvm::SetVector<Value>(sorted.begin(), sorted.end());
+  }
+
+  // Parameters and buffers no stage reads (a vision tower's unused last
+  // layer) stay with stage 0, so that the stages together hold the model's
+  // whole state (and checkpoints keep it).
+  DenseSet<Value> readSomewhere;
+  for (Operation *op : ops)
+    if (!stagesOf[op].empty())
+      for (Value v : op->getOperands())
+        readSomewhere.insert(v);
+  for (Value v : ret.getOperands())
+    readSomewhere.insert(v);
+
+  OpBuilder b(module.getContext());
+  b.setInsertionPointAfter(forward);
+  MLIRContext *ctx = module.getContext();
+  for (int64_t s = 0; s < numStages; ++s) {
+    // Arguments: the block arguments the stage reads (their attributes
+    // kept), then the previous cut's values.
+    llvm::SetVector<BlockArgument> used;
+    for (Operation *op : ops)
+      if (stagesOf[op].contains(s))
+        for (Value v : op->getOperands())
+          if (auto arg = dyn_cast<BlockArgument>(v))
+            used.insert(arg);
+    if (s == numStages - 1)
+      for (Value v : ret.getOperands())
+        if (auto arg = dyn_cast<BlockArgument>(v))
+          used.insert(arg);
+    if (s == 0)
+      for (BlockArgument arg : body.getArguments())
+        if (!readSomewhere.contains(arg) &&
+            (forward.getArgAttr(arg.getArgNumber(), "glimmer.param") ||
+             forward.getArgAttr(arg.getArgNumber(), "glimmer.buffer")))
+          used.insert(arg);
+    SmallVector<BlockArgument> args(used.begin(), used.end());
+    llvm::sort(args, [](BlockArgument x, BlockArgument y) {
+      return x.getArgNumber() < y.getArgNumber();
+    });
+    SmallVector<Type> argTypes;
+    SmallVector<DictionaryAttr> argAttrs;
+    for (BlockArgument arg : args) {
+      argTypes.push_back(arg.getType());
+      argAttrs.push_back(forward.getArgAttrDict(arg.getArgNumber()));
+    }
+    ArrayRef<Value> in =
+        s > 0 ? cuts[s - 1].getArrayRef() : ArrayRef<Value>();
+    for (auto [i, v] : llvm::enumerate(in)) {
+      argTypes.push_back(v.getType());
+      argAttrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr("glimmer.activation", b.getI64IntegerAttr(i))));
+    }
+    auto fn = func::FuncOp::create(b, forward.getLoc(),
+                                   "stage_" + std::to_string(s),
+                                   b.getFunctionType(argTypes, {}));
+    fn->setAttr("glimmer.stage", b.getI64IntegerAttr(s));
+    Block *entry = fn.addEntryBlock();
+    for (auto [i, attrs] : llvm::enumerate(argAttrs))
+      if (attrs)
+        fn.setArgAttrs(i, attrs);
+    IRMapping map;
+    for (auto [i, arg] : llvm::enumerate(args))
+      map.map(arg, entry->getArgument(i));
+    for (auto [i, v] : llvm::enumerate(in))
+      map.map(v, entry->getArgument(args.size() + i));
+    OpBuilder inner = OpBuilder::atBlockEnd(entry);
+    for (Operation *op : ops)
+      if (stagesOf[op].contains(s))
+        inner.clone(*op, map);
+    SmallVector<Value> results;
+    SmallVector<Type> resultTypes;
+    if (s == numStages - 1) {
+      for (Value v : ret.getOperands())
+        results.push_back(map.lookup(v));
+    } else {
+      for (Value v : cuts[s])
+        results.push_back(map.lookup(v));
+    }
+    for (Value v : results)
+      resultTypes.push_back(v.getType());
+    func::ReturnOp::create(inner, ret.getLoc(), results);
+    fn.setType(b.getFunctionType(argTypes, resultTypes));
+    if (s == numStages - 1) {
+      for (unsigned i = 0; i < forward.getNumResults(); ++i)
+        if (DictionaryAttr attrs = forward.getResultAttrDict(i))
+          fn.setResultAttrs(i, attrs);
+    } else {
+      for (unsigned i = 0; i < results.size(); ++i)
+        fn.setResultAttr(i, "glimmer.activation",
+                         IntegerAttr::get(IntegerType::get(ctx, 64), i));
+    }
+    b.setInsertionPointAfter(fn);
+  }
+}
+
+} // namespace
