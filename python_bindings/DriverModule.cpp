@@ -121,6 +121,10 @@ const char *roleName(glimmer::Slot::Role role) {
     return "cotangent";
   case glimmer::Slot::ActivationGrad:
     return "activation_grad";
+  case glimmer::Slot::Prologue:
+    return "prologue";
+  case glimmer::Slot::PrologueGrad:
+    return "prologue_grad";
   case glimmer::Slot::Other:
     return "other";
   }

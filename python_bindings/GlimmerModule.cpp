@@ -53,7 +53,7 @@ A parallel layout. Use as a context manager to make it the current layout of
 the calling thread; nested `with` blocks restore the outer layout on exit.)doc")
       .def(py::init([](int64_t dp_replicate, int64_t dp_shard, int64_t cp,
                        int64_t tp, int64_t pp, bool sp, int64_t microbatches,
-                       const std::string &schedule,
+                       int64_t virtualStages, const std::string &schedule,
                        const std::string &balancer) {
              // Reuse the textual parser so Python and --spmd= validate alike.
              std::string text =
@@ -63,6 +63,7 @@ the calling thread; nested `with` blocks restore the outer layout on exit.)doc")
                  ",pp=" + std::to_string(pp) + ",sp=" +
                  (sp ? "true" : "false") +
                  ",microbatches=" + std::to_string(microbatches) +
+                 ",virtual_stages=" + std::to_string(virtualStages) +
                  ",schedule=" + schedule + ",balancer=" + balancer;
              std::string error;
              std::optional<SpmdContext> c = SpmdContext::parse(text, &error);
@@ -73,6 +74,7 @@ the calling thread; nested `with` blocks restore the outer layout on exit.)doc")
            py::kw_only(), py::arg("dp_replicate") = 1, py::arg("dp_shard") = 1,
            py::arg("cp") = 1, py::arg("tp") = 1, py::arg("pp") = 1,
            py::arg("sp") = false, py::arg("microbatches") = 1,
+           py::arg("virtual_stages") = 1,
            py::arg("schedule") = "1f1b", py::arg("balancer") = "head_tail")
       .def_static("parse", &parseOrThrow, py::arg("text"),
                   "Parses the --spmd= textual form.")
@@ -87,6 +89,9 @@ the calling thread; nested `with` blocks restore the outer layout on exit.)doc")
       .def_property_readonly("sp", [](const SpmdContext &c) { return c.sp; })
       .def_property_readonly("microbatches",
                              [](const SpmdContext &c) { return c.microbatches; })
+      .def_property_readonly(
+          "virtual_stages",
+          [](const SpmdContext &c) { return c.virtualStages; })
       .def_property_readonly("schedule",
                              [](const SpmdContext &c) {
                                return std::string(

@@ -236,7 +236,9 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
         static const std::pair<const char *, Slot::Role> boundaries[] = {
             {"glimmer.activation", Slot::Activation},
             {"glimmer.cotangent", Slot::Cotangent},
-            {"glimmer.activation_grad", Slot::ActivationGrad}};
+            {"glimmer.activation_grad", Slot::ActivationGrad},
+            {"glimmer.prologue", Slot::Prologue},
+            {"glimmer.prologue_grad", Slot::PrologueGrad}};
         for (auto [attr, role] : boundaries)
           if (auto index = attrs.getAs<IntegerAttr>(attr)) {
             slot.role = role;

@@ -22,7 +22,15 @@ std::optional<MeshAxis> glimmer::meshAxisFromName(std::string_view name) {
 }
 
 std::string_view glimmer::scheduleName(PipelineSchedule schedule) {
-  return schedule == PipelineSchedule::GPipe ? "gpipe" : "1f1b";
+  switch (schedule) {
+  case PipelineSchedule::GPipe:
+    return "gpipe";
+  case PipelineSchedule::Interleaved1F1B:
+    return "interleaved_1f1b";
+  case PipelineSchedule::OneFOneB:
+    break;
+  }
+  return "1f1b";
 }
 
 std::string_view glimmer::balancerName(CpBalancer balancer) {
@@ -38,7 +46,8 @@ int64_t SpmdContext::worldSize() const {
 
 bool SpmdContext::operator==(const SpmdContext &other) const {
   return degrees == other.degrees && sp == other.sp &&
-         microbatches == other.microbatches && schedule == other.schedule &&
+         microbatches == other.microbatches &&
+         virtualStages == other.virtualStages && schedule == other.schedule &&
          balancer == other.balancer;
 }
 
@@ -128,17 +137,30 @@ std::optional<SpmdContext> SpmdContext::parse(std::string_view text,
       ctx.microbatches = *n;
       return true;
     }
+    if (key == "virtual_stages") {
+      if (!value)
+        return needValue("a positive integer");
+      std::optional<int64_t> n = parsePositive(*value);
+      if (!n)
+        return fail(error,
+                    "'virtual_stages' must be a positive integer, got '" +
+                        std::string(*value) + "'");
+      ctx.virtualStages = *n;
+      return true;
+    }
     if (key == "schedule") {
       if (!value)
-        return needValue("1f1b or gpipe");
+        return needValue("1f1b, gpipe or interleaved_1f1b");
       if (*value == "1f1b")
         ctx.schedule = PipelineSchedule::OneFOneB;
       else if (*value == "gpipe")
         ctx.schedule = PipelineSchedule::GPipe;
+      else if (*value == "interleaved_1f1b")
+        ctx.schedule = PipelineSchedule::Interleaved1F1B;
       else
         return fail(error, "unknown pipeline schedule '" +
                                std::string(*value) +
-                               "' (expected 1f1b or gpipe)");
+                               "' (expected 1f1b, gpipe or interleaved_1f1b)");
       return true;
     }
     if (key == "balancer") {
@@ -155,8 +177,8 @@ std::optional<SpmdContext> SpmdContext::parse(std::string_view text,
     }
     return fail(error, "unknown key '" + key +
                            "' in SPMD layout (expected one of dp_replicate, "
-                           "dp_shard, cp, tp, pp, sp, microbatches, schedule, "
-                           "balancer)");
+                           "dp_shard, cp, tp, pp, sp, microbatches, "
+                           "virtual_stages, schedule, balancer)");
   };
 
   std::string_view rest = trim(text);
@@ -193,6 +215,17 @@ std::string SpmdContext::validate() const {
     if (__builtin_mul_overflow(size, d, &size))
       return "the layout's world size (the product of the mesh degrees) "
              "does not fit in a 64-bit integer";
+  if (virtualStages < 1)
+    return "'virtual_stages' must be a positive integer, got " +
+           std::to_string(virtualStages);
+  bool interleaved = schedule == PipelineSchedule::Interleaved1F1B;
+  if (interleaved != (virtualStages > 1))
+    return "the interleaved_1f1b schedule runs several stages per pp rank: "
+           "it needs virtual_stages > 1, and virtual_stages > 1 needs it";
+  if (interleaved && microbatches % pp() != 0)
+    return "interleaved 1F1B needs the micro-batches (" +
+           std::to_string(microbatches) + ") to be a multiple of pp (" +
+           std::to_string(pp()) + ")";
   if (sp && tp() == 1)
     return "'sp' (sequence parallelism) shards activations over the tp axis "
            "and needs tp > 1";
@@ -213,6 +246,8 @@ std::string SpmdContext::print() const {
     add("sp");
   if (microbatches != 1)
     add("microbatches=" + std::to_string(microbatches));
+  if (virtualStages != 1)
+    add("virtual_stages=" + std::to_string(virtualStages));
   if (schedule != PipelineSchedule::OneFOneB)
     add("schedule=" + std::string(scheduleName(schedule)));
   if (balancer != CpBalancer::HeadTail)

@@ -18,20 +18,26 @@ std::vector<Tensor> withMicrobatch(const Function &fn, std::vector<Tensor> args,
                                    int64_t micro);
 
 /// One step of a pipeline schedule: the forward or the backward of a
-/// micro-batch on this stage.
+/// micro-batch on one of the rank's stages (its chunk; 0 unless
+/// interleaved).
 struct PipelineAction {
   bool forward;
   int64_t microbatch;
+  int64_t chunk = 0;
 };
 
-/// The order in which stage `stage` of `stages` runs the forwards and
-/// backwards of `microbatches` micro-batches: GPipe (all forwards, then
-/// all backwards) or 1F1B (stages - stage - 1 forwards to fill the
-/// pipeline, then one forward and one backward in turn, then the remaining
-/// backwards), which keeps at most `stages - stage` micro-batches in flight.
+/// The order in which pp rank `rank` of `ranks` runs the forwards and
+/// backwards of `microbatches` micro-batches on its `chunks` stages: GPipe
+/// (all forwards, then all backwards); 1F1B (ranks - rank - 1 forwards to
+/// fill the pipeline, then one forward and one backward in turn, then the
+/// remaining backwards), which keeps at most ranks - rank micro-batches in
+/// flight; interleaved 1F1B (Megatron-LM's order over chunks: forwards of
+/// chunk (k / ranks) % chunks, backwards of the chunks in reverse, with
+/// (ranks - rank - 1) * 2 + (chunks - 1) * ranks warm-up forwards).
 std::vector<PipelineAction> pipelineSchedule(glimmer::PipelineSchedule kind,
-                                             int64_t stage, int64_t stages,
-                                             int64_t microbatches);
+                                             int64_t rank, int64_t ranks,
+                                             int64_t microbatches,
+                                             int64_t chunks = 1);
 
 } // namespace glimmer_rt::detail
 

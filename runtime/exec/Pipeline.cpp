@@ -24,21 +24,36 @@ using namespace glimmer_rt::detail;
 
 std::vector<PipelineAction>
 glimmer_rt::detail::pipelineSchedule(glimmer::PipelineSchedule kind,
-                                     int64_t stage, int64_t stages,
-                                     int64_t microbatches) {
+                                     int64_t rank, int64_t ranks,
+                                     int64_t microbatches, int64_t chunks) {
   std::vector<PipelineAction> actions;
-  int64_t warmup = kind == glimmer::PipelineSchedule::GPipe
-                       ? microbatches
-                       : std::min(stages - stage - 1, microbatches);
+  int64_t total = microbatches * chunks;
+  int64_t warmup;
+  if (kind == glimmer::PipelineSchedule::GPipe)
+    warmup = total;
+  else if (kind == glimmer::PipelineSchedule::Interleaved1F1B)
+    warmup = microbatches == ranks
+                 ? total
+                 : std::min((ranks - rank - 1) * 2 + (chunks - 1) * ranks,
+                            total);
+  else
+    warmup = std::min(ranks - rank - 1, total);
+  // The k-th forward (backward) of the rank: micro-batches go through the
+  // chunks in rounds of `ranks`.
+  auto at = [&](int64_t k, bool forward) {
+    int64_t chunk = (k / ranks) % chunks;
+    return PipelineAction{forward, (k / (ranks * chunks)) * ranks + k % ranks,
+                          forward ? chunk : chunks - 1 - chunk};
+  };
   int64_t forwards = 0, backwards = 0;
   for (; forwards < warmup; ++forwards)
-    actions.push_back({true, forwards});
-  while (forwards < microbatches) {
-    actions.push_back({true, forwards++});
-    actions.push_back({false, backwards++});
+    actions.push_back(at(forwards, true));
+  while (forwards < total) {
+    actions.push_back(at(forwards++, true));
+    actions.push_back(at(backwards++, false));
   }
-  while (backwards < microbatches)
-    actions.push_back({false, backwards++});
+  while (backwards < total)
+    actions.push_back(at(backwards++, false));
   return actions;
 }
 
@@ -69,7 +84,8 @@ size_t bytesOf(const std::vector<Tensor> &tensors) {
 
 Trainer::StepResult Trainer::pipelineStep(const Inputs &inputs) {
   const SpmdContext &layout = program.layout();
-  int64_t stages = layout.pp(), microbatches = layout.microbatches;
+  int64_t ranksPp = layout.pp(), microbatches = layout.microbatches;
+  int64_t chunks = layout.virtualStages, stages = ranksPp * chunks;
   std::vector<double> losses(states.size()), norms(states.size()),
       busy(states.size());
   std::vector<size_t> stashPeak(states.size());
@@ -77,22 +93,82 @@ Trainer::StepResult Trainer::pipelineStep(const Inputs &inputs) {
   ranks.run([&](int64_t rank) {
     size_t index = indexOf(rank);
     const Functions &f = functions[index];
-    int64_t stage = f.stage;
-    bool last = stage == stages - 1;
     RankContext ctx = RankContext::forRank(layout, rank);
-    Communicator &comm = currentCommunicator();
-    int64_t prev = stage > 0 ? ctx.peer(MeshAxis::Pp, stage - 1) : -1;
-    int64_t next = last ? -1 : ctx.peer(MeshAxis::Pp, stage + 1);
-    const Function &fwd = *f.forward, &grad = *f.grad;
-    std::vector<Tensor> fwdArgs = bind(fwd, rank, &inputs, {});
-    std::vector<Tensor> gradArgs = bind(grad, rank, &inputs, {});
-    std::vector<size_t> fwdIn = slotsOf(fwd.arguments, Slot::Activation);
-    std::vector<size_t> fwdOut = slotsOf(fwd.results, Slot::Activation);
-    std::vector<size_t> gradIn = slotsOf(grad.arguments, Slot::Activation);
-    std::vector<size_t> gradCot = slotsOf(grad.arguments, Slot::Cotangent);
-    std::vector<size_t> gradOut = slotsOf(grad.results, Slot::ActivationGrad);
+    int64_t r = ctx.coord(MeshAxis::Pp);
+    // Point-to-point messages only between stages (a single stage of
+    // micro-batches may run without a communicator).
+    Communicator *comm = stages > 1 ? &currentCommunicator() : nullptr;
+    int64_t prevRank = ctx.peer(MeshAxis::Pp, (r + ranksPp - 1) % ranksPp);
+    int64_t nextRank = ctx.peer(MeshAxis::Pp, (r + 1) % ranksPp);
+    Device device = ranks.device(rank);
 
-    std::map<int64_t, std::vector<Tensor>> kept;
+    // With several stages per rank, two ranks exchange both activations
+    // and cotangents, in orders their schedules do not share: each message
+    // then carries a header (kind, stage, micro-batch, count), and a
+    // receiver keeps messages that arrive before it asks for them.
+    bool tagged = chunks > 1;
+    std::map<std::array<int64_t, 4>, std::vector<Tensor>> early;
+    auto sendTo = [&](int64_t peer, int64_t kind, int64_t stage, int64_t micro,
+                      const std::vector<Tensor> &values) {
+      if (tagged) {
+        Tensor header(DType::I64, {4}, Device::cpu());
+        int64_t words[4] = {kind, stage, micro, int64_t(values.size())};
+        std::copy(words, words + 4, header.data<int64_t>());
+        comm->send(header.to(device), peer);
+      }
+      for (const Tensor &t : values)
+        comm->send(t, peer);
+    };
+    auto recvFrom = [&](int64_t peer, int64_t kind, int64_t stage,
+                        int64_t micro, size_t count) {
+      std::vector<Tensor> values;
+      if (!tagged) {
+        for (size_t k = 0; k < count; ++k)
+          values.push_back(comm->recv(peer));
+        return values;
+      }
+      std::array<int64_t, 4> want{peer, kind, stage, micro};
+      while (true) {
+        auto it = early.find(want);
+        if (it != early.end()) {
+          values = std::move(it->second);
+          early.erase(it);
+          return values;
+        }
+        Tensor header = comm->recv(peer).to(Device::cpu());
+        const int64_t *w = header.data<int64_t>();
+        std::vector<Tensor> payload;
+        for (int64_t k = 0; k < w[3]; ++k)
+          payload.push_back(comm->recv(peer));
+        early[{peer, w[0], w[1], w[2]}] = std::move(payload);
+      }
+    };
+    constexpr int64_t kActivations = 0, kCotangents = 1;
+
+    struct Chunk {
+      int64_t stage;
+      const Function *fwd, *grad;
+      std::vector<Tensor> fwdArgs, gradArgs;
+      std::vector<size_t> fwdIn, fwdOut, gradIn, gradCot, gradOut, proOut;
+      std::map<int64_t, std::vector<Tensor>> kept;
+    };
+    std::vector<Chunk> mine;
+    for (size_t c = 0; c < f.stages.size(); ++c) {
+      Chunk k;
+      k.stage = f.stages[c];
+      k.fwd = f.forwards[c];
+      k.grad = f.grads[c];
+      k.fwdArgs = bind(*k.fwd, rank, &inputs, {});
+      k.gradArgs = bind(*k.grad, rank, &inputs, {});
+      k.fwdIn = slotsOf(k.fwd->arguments, Slot::Activation);
+      k.fwdOut = slotsOf(k.fwd->results, Slot::Activation);
+      k.gradIn = slotsOf(k.grad->arguments, Slot::Activation);
+      k.gradCot = slotsOf(k.grad->arguments, Slot::Cotangent);
+      k.gradOut = slotsOf(k.grad->results, Slot::ActivationGrad);
+      k.proOut = slotsOf(k.grad->results, Slot::PrologueGrad);
+      mine.push_back(std::move(k));
+    }
+
     size_t keptBytes = 0, keptPeak = 0;
     State grads;
     Tensor loss;
@@ -105,64 +181,122 @@ Trainer::StepResult Trainer::pipelineStep(const Inputs &inputs) {
         synchronize(t.device());
       seconds += std::chrono::duration<double>(Clock::now() - start).count();
     };
-    for (PipelineAction action :
-         pipelineSchedule(layout.schedule, stage, stages, microbatches)) {
+    auto accumulate = [&](const Function &fn, Frame &frame) {
+      for (size_t i = 0; i < fn.results.size(); ++i) {
+        const Slot &slot = fn.results[i];
+        if (slot.role != Slot::Grad)
+          continue;
+        auto it = grads.find(slot.name);
+        if (it == grads.end())
+          grads[slot.name] = frame.outputs[i];
+        else
+          it->second = add(it->second, frame.outputs[i]);
+      }
+    };
+
+    // Stage 0's prologue (the vision encoder on all images) once per step;
+    // every micro-batch reads its results.
+    std::vector<Tensor> proCot;
+    if (f.prologue) {
+      Frame frame;
+      frame.inputs = bind(*f.prologue, rank, &inputs, {});
+      timed(*f.prologue, frame);
+      std::vector<size_t> out = slotsOf(f.prologue->results, Slot::Activation);
+      Chunk &first = mine[0];
+      std::vector<size_t> intoFwd = slotsOf(first.fwd->arguments, Slot::Prologue);
+      std::vector<size_t> intoGrad =
+          slotsOf(first.grad->arguments, Slot::Prologue);
+      for (size_t k = 0; k < intoFwd.size(); ++k)
+        first.fwdArgs[intoFwd[k]] = frame.outputs[out[k]];
+      for (size_t k = 0; k < intoGrad.size(); ++k)
+        first.gradArgs[intoGrad[k]] = frame.outputs[out[k]];
+      proCot.resize(first.proOut.size());
+    }
+
+    for (PipelineAction action : pipelineSchedule(
+             layout.schedule, r, ranksPp, microbatches, chunks)) {
       int64_t micro = action.microbatch;
+      Chunk &k = mine[size_t(action.chunk)];
+      bool last = k.stage == stages - 1;
       if (action.forward) {
         std::vector<Tensor> in;
-        for (size_t k = 0; k < fwdIn.size(); ++k)
-          in.push_back(comm.recv(prev));
+        if (k.stage > 0)
+          in = recvFrom(prevRank, kActivations, k.stage, micro,
+                        k.fwdIn.size());
+        // The last stage's forward is part of its backward.
         if (!last) {
           Frame frame;
-          frame.inputs = withMicrobatch(fwd, fwdArgs, micro);
-          for (size_t k = 0; k < fwdIn.size(); ++k)
-            frame.inputs[fwdIn[k]] = in[k];
-          timed(fwd, frame);
-          for (size_t position : fwdOut)
-            comm.send(frame.outputs[position], next);
+          frame.inputs = withMicrobatch(*k.fwd, k.fwdArgs, micro);
+          for (size_t i = 0; i < k.fwdIn.size(); ++i)
+            frame.inputs[k.fwdIn[i]] = in[i];
+          timed(*k.fwd, frame);
+          std::vector<Tensor> out;
+          for (size_t position : k.fwdOut)
+            out.push_back(frame.outputs[position]);
+          sendTo(nextRank, kActivations, k.stage + 1, micro, out);
         }
         keptBytes += bytesOf(in);
         keptPeak = std::max(keptPeak, keptBytes);
-        kept[micro] = std::move(in);
+        k.kept[micro] = std::move(in);
         continue;
       }
       Frame frame;
-      frame.inputs = withMicrobatch(grad, gradArgs, micro);
-      std::vector<Tensor> &in = kept.at(micro);
-      for (size_t k = 0; k < gradIn.size(); ++k)
-        frame.inputs[gradIn[k]] = in[k];
-      for (size_t position : gradCot)
-        frame.inputs[position] = comm.recv(next);
-      timed(grad, frame);
-      keptBytes -= bytesOf(in);
-      kept.erase(micro);
-      for (size_t position : gradOut)
-        comm.send(frame.outputs[position], prev);
-      for (size_t i = 0; i < grad.results.size(); ++i) {
-        const Slot &slot = grad.results[i];
-        if (slot.role == Slot::Grad) {
-          auto it = grads.find(slot.name);
-          if (it == grads.end())
-            grads[slot.name] = frame.outputs[i];
-          else
-            it->second = add(it->second, frame.outputs[i]);
-        } else if (last && slot.role == Slot::Other) {
-          loss = loss.defined() ? add(loss, frame.outputs[i])
-                                : frame.outputs[i];
-        }
+      frame.inputs = withMicrobatch(*k.grad, k.gradArgs, micro);
+      std::vector<Tensor> &in = k.kept.at(micro);
+      for (size_t i = 0; i < k.gradIn.size(); ++i)
+        frame.inputs[k.gradIn[i]] = in[i];
+      if (!last) {
+        std::vector<Tensor> cot = recvFrom(nextRank, kCotangents, k.stage,
+                                           micro, k.gradCot.size());
+        for (size_t i = 0; i < k.gradCot.size(); ++i)
+          frame.inputs[k.gradCot[i]] = cot[i];
       }
+      timed(*k.grad, frame);
+      keptBytes -= bytesOf(in);
+      k.kept.erase(micro);
+      if (k.stage > 0) {
+        std::vector<Tensor> back;
+        for (size_t position : k.gradOut)
+          back.push_back(frame.outputs[position]);
+        sendTo(prevRank, kCotangents, k.stage - 1, micro, back);
+      }
+      for (size_t i = 0; i < k.proOut.size(); ++i) {
+        const Tensor &g = frame.outputs[k.proOut[i]];
+        proCot[i] = proCot[i].defined() ? add(proCot[i], g) : g;
+      }
+      accumulate(*k.grad, frame);
+      if (last) {
+        const Tensor &l = frame.outputs[0];
+        loss = loss.defined() ? add(loss, l) : l;
+      }
+    }
+    // The prologue's backward once, on the micro-batches' summed
+    // cotangents.
+    if (f.prologueGrad) {
+      const Function &pg = *f.prologueGrad;
+      Frame frame;
+      frame.inputs = bind(pg, rank, &inputs, {});
+      std::vector<size_t> cot = slotsOf(pg.arguments, Slot::Cotangent);
+      for (size_t i = 0; i < cot.size(); ++i)
+        frame.inputs[cot[i]] = proCot[i];
+      timed(pg, frame);
+      accumulate(pg, frame);
     }
     norms[index] = applyStep(rank, grads);
     busy[index] = seconds;
     stashPeak[index] = keptPeak;
-    // The loss is on the last stage; rank 0 reports it, so the last
+    // The loss is on the last stage's rank; rank 0 reports it, so the last
     // stage's rank in rank 0's pipeline sends it there.
     int64_t reporter = RankContext::forRank(layout, 0)
-                           .peer(MeshAxis::Pp, stages - 1);
-    if (rank == reporter)
-      comm.send(loss, 0);
-    if (rank == 0)
-      losses[index] = comm.recv(reporter).item(0);
+                           .peer(MeshAxis::Pp, (stages - 1) % ranksPp);
+    if (reporter == 0) {
+      if (rank == 0)
+        losses[index] = loss.item(0);
+    } else if (rank == reporter) {
+      comm->send(loss, 0);
+    } else if (rank == 0) {
+      losses[index] = comm->recv(reporter).item(0);
+    }
   });
   ++steps;
   return {steps, losses[0], norms[0], busy, stashPeak};

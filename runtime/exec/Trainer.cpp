@@ -36,7 +36,8 @@ const std::pair<Slot::Role, const char *> kRoles[] = {
     {Slot::ExpAvg, "exp_avg"},  {Slot::ExpAvgSq, "exp_avg_sq"},
     {Slot::Step, "step"},       {Slot::Microbatch, "microbatch"},
     {Slot::Activation, "activation"}, {Slot::Cotangent, "cotangent"},
-    {Slot::ActivationGrad, "activation_grad"}, {Slot::Other, "other"}};
+    {Slot::ActivationGrad, "activation_grad"}, {Slot::Prologue, "prologue"},
+    {Slot::PrologueGrad, "prologue_grad"}, {Slot::Other, "other"}};
 
 std::string join(const std::vector<std::string> &parts) {
   std::string s;
@@ -566,20 +567,29 @@ Trainer::Trainer(const CompiledProgram &program, const std::string &weightsPath,
   const SpmdContext &layout = program.layout();
   for (int64_t rank : ranks.local()) {
     Functions f;
-    if (layout.pp() == 1) {
+    // Stage functions: pipeline stages, or micro-batches with a prologue.
+    if (!program.hasFunction("stage_0")) {
       f.grad = &program.function("grad_step");
       f.apply = &program.function("apply_step");
     } else {
-      f.stage = RankContext::forRank(layout, rank).coord(MeshAxis::Pp);
-      std::string s = std::to_string(f.stage);
-      f.forward = &program.function("stage_" + s);
-      f.grad = &program.function("stage_" + s + "_grad");
-      f.apply = &program.function("apply_step_" + s);
+      int64_t r = RankContext::forRank(layout, rank).coord(MeshAxis::Pp);
+      for (int64_t c = 0; c < layout.virtualStages; ++c) {
+        int64_t stage = r + c * layout.pp();
+        std::string s = std::to_string(stage);
+        f.stages.push_back(stage);
+        f.forwards.push_back(&program.function("stage_" + s));
+        f.grads.push_back(&program.function("stage_" + s + "_grad"));
+      }
+      f.apply = &program.function("apply_step_" + std::to_string(r));
+      if (r == 0 && program.hasFunction("prologue")) {
+        f.prologue = &program.function("prologue");
+        f.prologueGrad = &program.function("prologue_grad");
+      }
     }
     functions.push_back(f);
     // Parameters the loss does not reach (a vision tower's unused last
     // layer) are arguments of @grad_step but not of @apply_step.
-    for (const Function *fn : {f.grad, f.apply})
+    for (const Function *fn : f.all())
       for (const Slot &slot : fn->arguments) {
         if (slot.role == Slot::Buffer)
           bufferSlots[slot.name] = slot;
@@ -609,10 +619,20 @@ size_t Trainer::indexOf(int64_t rank) const {
   return index;
 }
 
-/// Whether the functions of `f` take the state `name` of `role`.
-static bool takes(const Function *grad, const Function *apply,
+std::vector<const Function *> Trainer::Functions::all() const {
+  std::vector<const Function *> fns{apply};
+  if (grad)
+    fns.push_back(grad);
+  fns.insert(fns.end(), grads.begin(), grads.end());
+  if (prologueGrad)
+    fns.push_back(prologueGrad);
+  return fns;
+}
+
+/// Whether one of `fns` takes the state `name` of `role`.
+static bool takes(const std::vector<const Function *> &fns,
                   const std::string &name, Slot::Role role) {
-  for (const Function *fn : {grad, apply})
+  for (const Function *fn : fns)
     for (const Slot &slot : fn->arguments)
       if (slot.name == name &&
           (slot.role == role ||
@@ -636,8 +656,7 @@ void Trainer::load(const SafetensorsFile &file, const std::string &prefix,
     for (size_t i = 0; i < states.size(); ++i) {
       bool holds = role == Slot::ExpAvg || role == Slot::ExpAvgSq
                        ? (states[i].*which).count(name) > 0
-                       : takes(functions[i].grad, functions[i].apply, name,
-                               role);
+                       : takes(functions[i].all(), name, role);
       if (holds)
         holders.push_back(i);
     }
@@ -700,6 +719,8 @@ std::vector<Tensor> Trainer::bind(const Function &fn, int64_t rank,
     case Slot::Activation:
     case Slot::Cotangent:
     case Slot::ActivationGrad:
+    case Slot::Prologue:
+    case Slot::PrologueGrad:
       // Pipeline boundaries: set per call.
       inputs.push_back(Tensor());
       break;
@@ -713,11 +734,12 @@ std::vector<Tensor> Trainer::bind(const Function &fn, int64_t rank,
 Trainer::StepResult Trainer::step(const SafetensorsFile &data) {
   std::vector<const Function *> fns;
   for (const Functions &f : functions)
-    fns.push_back(f.grad);
+    for (const Function *fn : f.all())
+      fns.push_back(fn);
   Inputs inputs = readInputs(fns, program.layout(), data);
   // After binding, so that a mis-shaped batch is reported as such.
   checkVisionRows(program.info(), data);
-  if (program.layout().pp() > 1)
+  if (!functions[0].stages.empty())
     return pipelineStep(inputs);
   std::vector<double> losses(states.size()), norms(states.size());
   int64_t microbatches = program.layout().microbatches;

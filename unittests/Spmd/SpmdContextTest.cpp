@@ -58,6 +58,29 @@ TEST(SpmdContextParse, ScheduleAndBalancer) {
   EXPECT_EQ(c.print(), "cp=2,pp=2,schedule=gpipe,balancer=contiguous");
 }
 
+TEST(SpmdContextParse, InterleavedSchedule) {
+  SpmdContext c = parseOrDie(
+      "pp=2,microbatches=4,virtual_stages=2,schedule=interleaved_1f1b");
+  EXPECT_EQ(c.schedule, PipelineSchedule::Interleaved1F1B);
+  EXPECT_EQ(c.virtualStages, 2);
+  EXPECT_EQ(c.print(),
+            "pp=2,microbatches=4,virtual_stages=2,schedule=interleaved_1f1b");
+  EXPECT_EQ(parseOrDie(c.print()), c);
+  // Interleaving and several stages per rank go together; the micro-batches
+  // fill the pipeline in rounds of pp.
+  EXPECT_NE(parseError("pp=2,virtual_stages=2").find("needs it"),
+            std::string::npos);
+  EXPECT_NE(parseError("pp=2,schedule=interleaved_1f1b")
+                .find("needs virtual_stages > 1"),
+            std::string::npos);
+  EXPECT_NE(parseError("pp=2,microbatches=3,virtual_stages=2,"
+                       "schedule=interleaved_1f1b")
+                .find("micro-batches (3) to be a multiple of pp (2)"),
+            std::string::npos);
+  EXPECT_NE(parseError("virtual_stages=0").find("'virtual_stages' must be"),
+            std::string::npos);
+}
+
 TEST(SpmdContextParse, SpValues) {
   EXPECT_TRUE(parseOrDie("tp=2,sp=true").sp);
   EXPECT_FALSE(parseOrDie("tp=2,sp=false").sp);

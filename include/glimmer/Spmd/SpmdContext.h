@@ -32,7 +32,13 @@ std::string_view meshAxisName(MeshAxis axis);
 std::optional<MeshAxis> meshAxisFromName(std::string_view name);
 
 /// How microbatches of a pipeline are scheduled.
-enum class PipelineSchedule : unsigned { OneFOneB = 0, GPipe };
+enum class PipelineSchedule : unsigned {
+  OneFOneB = 0,
+  GPipe,
+  /// 1F1B over `virtualStages` stages per pp rank (rank r holds stages r,
+  /// r + pp, ...), as Megatron-LM's interleaved schedule.
+  Interleaved1F1B
+};
 std::string_view scheduleName(PipelineSchedule schedule);
 
 /// How the sequence is distributed across context-parallel ranks.
@@ -50,6 +56,8 @@ struct SpmdContext {
   std::array<int64_t, kNumMeshAxes> degrees{1, 1, 1, 1, 1};
   bool sp = false;
   int64_t microbatches = 1;
+  /// Pipeline stages per pp rank (interleaved 1F1B).
+  int64_t virtualStages = 1;
   PipelineSchedule schedule = PipelineSchedule::OneFOneB;
   CpBalancer balancer = CpBalancer::HeadTail;
 

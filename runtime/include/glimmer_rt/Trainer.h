@@ -54,6 +54,10 @@ struct Slot {
     Activation,
     Cotangent,
     ActivationGrad,
+    /// Stage 0's inputs from the prologue (the once-per-step vision work)
+    /// and their cotangents.
+    Prologue,
+    PrologueGrad,
     Other
   };
   Role role = Other;
@@ -221,8 +225,16 @@ private:
   /// What a rank runs: @grad_step and @apply_step, or its pipeline
   /// stage's @stage_<s>, @stage_<s>_grad and @apply_step_<s>.
   struct Functions {
-    const Function *forward = nullptr, *grad = nullptr, *apply = nullptr;
-    int64_t stage = 0;
+    /// Without stages: @grad_step.
+    const Function *grad = nullptr, *apply = nullptr;
+    /// The rank's pipeline stages (interleaved: stage r + c * pp for its
+    /// chunk c), forward and backward.
+    std::vector<int64_t> stages;
+    std::vector<const Function *> forwards, grads;
+    /// Stage 0's once-per-step work (@prologue, @prologue_grad), if any.
+    const Function *prologue = nullptr, *prologueGrad = nullptr;
+    /// Every function of the rank that takes state.
+    std::vector<const Function *> all() const;
   };
   size_t indexOf(int64_t rank) const;
   /// Runs @apply_step on `grads` and keeps the new state; returns the norm.

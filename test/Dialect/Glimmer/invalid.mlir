@@ -572,7 +572,7 @@ func.func @sharding_unknown_keyword() attributes {test.sharding = #glimmer.shard
 // -----
 
 // An unknown SPMD key.
-// expected-error @+1 {{invalid SPMD layout: unknown key 'ep' in SPMD layout (expected one of dp_replicate, dp_shard, cp, tp, pp, sp, microbatches, schedule, balancer)}}
+// expected-error @+1 {{invalid SPMD layout: unknown key 'ep' in SPMD layout (expected one of dp_replicate, dp_shard, cp, tp, pp, sp, microbatches, virtual_stages, schedule, balancer)}}
 module attributes {glimmer.spmd = #glimmer.spmd<"cp=2,ep=2">} {
 }
 
@@ -614,7 +614,7 @@ module attributes {glimmer.spmd = #glimmer.spmd<"cp=2,,tp=2">} {
 // -----
 
 // An unknown pipeline schedule.
-// expected-error @+1 {{invalid SPMD layout: unknown pipeline schedule 'zb' (expected 1f1b or gpipe)}}
+// expected-error @+1 {{invalid SPMD layout: unknown pipeline schedule 'zb' (expected 1f1b, gpipe or interleaved_1f1b)}}
 module attributes {glimmer.spmd = #glimmer.spmd<"pp=2,schedule=zb">} {
 }
 

@@ -269,7 +269,8 @@ ShardingAttr::verifyFor(function_ref<InFlightDiagnostic()> emitError,
 
 SpmdAttr SpmdAttr::get(MLIRContext *context, const SpmdContext &c) {
   return Base::get(context, ArrayRef<int64_t>(c.degrees), c.sp,
-                   c.microbatches, static_cast<unsigned>(c.schedule),
+                   c.microbatches, c.virtualStages,
+                   static_cast<unsigned>(c.schedule),
                    static_cast<unsigned>(c.balancer));
 }
 
@@ -279,6 +280,7 @@ SpmdContext SpmdAttr::getLayout() const {
     c.degrees[i] = d;
   c.sp = getSp();
   c.microbatches = getMicrobatches();
+  c.virtualStages = getVirtualStages();
   c.schedule = static_cast<PipelineSchedule>(getSchedule());
   c.balancer = static_cast<CpBalancer>(getBalancer());
   return c;

@@ -40,6 +40,12 @@ LogicalResult GlimmerDialect::verifyOperationAttribute(Operation *op,
                                 "attribute of glimmer.sharding_constraint";
     return success();
   }
+  if (attr.getName() == "glimmer.stage_prologue") {
+    if (!isa<FunctionOpInterface>(op) || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'glimmer.stage_prologue' is a unit "
+                                "attribute of a function";
+    return success();
+  }
   if (attr.getName() == "glimmer.stage") {
     // glimmer-split-stages' pipeline stage functions.
     if (!isa<FunctionOpInterface>(op) || !isa<IntegerAttr>(attr.getValue()))
@@ -158,10 +164,13 @@ static StringRef companionOf(StringRef name) {
 /// Pipeline boundaries: a stage function's activation arguments and
 /// results (glimmer.activation = i: the i-th value of its cut), and their
 /// cotangents in the stage's backward (glimmer.cotangent: of result i;
-/// glimmer.activation_grad: of activation argument i).
+/// glimmer.activation_grad: of activation argument i); stage 0's arguments
+/// from the prologue (glimmer.prologue = i) and their cotangents
+/// (glimmer.prologue_grad).
 static bool isBoundaryAttr(StringRef name) {
   return name == "glimmer.activation" || name == "glimmer.cotangent" ||
-         name == "glimmer.activation_grad";
+         name == "glimmer.activation_grad" || name == "glimmer.prologue" ||
+         name == "glimmer.prologue_grad";
 }
 
 static LogicalResult verifyBoundaryAttr(Operation *op, NamedAttribute attr) {

@@ -18,6 +18,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace glimmer {
 #define GEN_PASS_DEF_GLIMMERAUTODIFF
@@ -175,15 +176,63 @@ void AutodiffPass::buildPipelineSteps(ArrayRef<func::FuncOp> stages) {
     return signalPassFailure();
   }
   auto partial = last.getResultAttrOfType<ArrayAttr>(0, "glimmer.partial");
+  ModuleOp module = getOperation();
+  auto prologue = module.lookupSymbol<func::FuncOp>("prologue");
+  // The prologue's parameters are updated with stage 0's.
+  SmallVector<std::pair<func::FuncOp, unsigned>> prologueParams;
+  if (prologue) {
+    GradSpec spec{"prologue_grad", false, partial};
+    FailureOr<SmallVector<unsigned>> params = buildGradStep(prologue, spec);
+    if (failed(params))
+      return signalPassFailure();
+    for (unsigned i : *params)
+      prologueParams.push_back({prologue, i});
+  }
+  auto spmd = getRecordedSpmd(module);
+  int64_t ranks = spmd ? spmd.getLayout().pp() : int64_t(stages.size());
+  bool pipeline = ranks > 1;
+  // Each pp rank's parameters: those of its stages r, r + pp, ...
+  SmallVector<SmallVector<std::pair<func::FuncOp, unsigned>>> byRank(ranks);
+  byRank[0].append(prologueParams);
   for (func::FuncOp stage : stages) {
     std::string name = stage.getSymName().str();
     GradSpec spec{name + "_grad", stage == last, partial};
     FailureOr<SmallVector<unsigned>> params = buildGradStep(stage, spec);
     if (failed(params))
       return signalPassFailure();
-    std::string index = name.substr(name.rfind('_') + 1);
-    if (failed(buildApplyStep(stage, *params, lastType.getResult(0),
-                              "apply_step_" + index, /*pipeline=*/true)))
+    int64_t s = stage->getAttrOfType<IntegerAttr>("glimmer.stage").getInt();
+    for (unsigned i : *params)
+      byRank[s % ranks].push_back({stage, i});
+  }
+  for (auto [rank, all] : llvm::enumerate(byRank)) {
+    std::string index = std::to_string(rank);
+    Location loc = last.getLoc();
+    // One optimizer step over parameters from several functions: their
+    // arguments gathered on a declaration (discarded after), each once.
+    OpBuilder b(module.getContext());
+    b.setInsertionPointToEnd(module.getBody());
+    SmallVector<Type> types;
+    SmallVector<DictionaryAttr> attrs;
+    llvm::StringSet<> seen;
+    for (auto [fn, i] : all) {
+      auto n = fn.getArgAttrOfType<StringAttr>(i, "glimmer.param");
+      if (!seen.insert(n.getValue()).second)
+        continue;
+      types.push_back(fn.getArgumentTypes()[i]);
+      attrs.push_back(fn.getArgAttrDict(i));
+    }
+    auto holder = func::FuncOp::create(b, loc, "apply_params",
+                                       b.getFunctionType(types, {}));
+    SmallVector<unsigned> indices;
+    for (auto [i, a] : llvm::enumerate(attrs)) {
+      holder.setArgAttrs(i, a);
+      indices.push_back(i);
+    }
+    LogicalResult built =
+        buildApplyStep(holder, indices, lastType.getResult(0),
+                       "apply_step_" + index, pipeline);
+    holder.erase();
+    if (failed(built))
       return signalPassFailure();
   }
 }
@@ -211,11 +260,12 @@ AutodiffPass::buildGradStep(func::FuncOp forward, const GradSpec &spec) {
       seeds.push_back({r, gradStep.getArgument(n)});
     }
   }
-  // The stage's activation inputs: their cotangents go to the previous
-  // stage.
+  // The stage's activation inputs (from the previous stage, or stage 0's
+  // from the prologue): their cotangents go back where they came from.
   SmallVector<unsigned> activations;
   for (BlockArgument arg : gradStep.getArguments())
-    if (gradStep.getArgAttr(arg.getArgNumber(), "glimmer.activation") &&
+    if ((gradStep.getArgAttr(arg.getArgNumber(), "glimmer.activation") ||
+         gradStep.getArgAttr(arg.getArgNumber(), "glimmer.prologue")) &&
         isFloatTensor(arg.getType()))
       activations.push_back(arg.getArgNumber());
 
@@ -344,10 +394,14 @@ AutodiffPass::buildGradStep(func::FuncOp forward, const GradSpec &spec) {
   ArrayAttr lossPartial = spec.lossPartial;
   if (lossPartial && loss)
     gradStep.setResultAttr(0, "glimmer.partial", lossPartial);
-  for (auto [k, i] : llvm::enumerate(activations))
+  for (auto [k, i] : llvm::enumerate(activations)) {
+    bool fromPrologue = bool(gradStep.getArgAttr(i, "glimmer.prologue"));
     gradStep.setResultAttr(
-        (loss ? 1 : 0) + k, "glimmer.activation_grad",
-        gradStep.getArgAttr(i, "glimmer.activation"));
+        (loss ? 1 : 0) + k,
+        fromPrologue ? "glimmer.prologue_grad" : "glimmer.activation_grad",
+        gradStep.getArgAttr(i, fromPrologue ? "glimmer.prologue"
+                                            : "glimmer.activation"));
+  }
   for (auto [k, i] : llvm::enumerate(differentiated)) {
     auto name = gradStep.getArgAttrOfType<StringAttr>(i, "glimmer.param");
     gradStep.setResultAttr(firstGrad + k, "glimmer.grad", name);

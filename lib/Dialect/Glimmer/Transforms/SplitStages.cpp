@@ -121,15 +121,23 @@ void SplitStagesPass::runOnOperation() {
   if (!spmd)
     return signalPassFailure();
   SpmdContext layout = spmd.getLayout();
-  int64_t numStages = layout.pp();
-  if (numStages == 1) {
-    if (!split.empty()) {
-      module.emitError() << "split points ('" << split
-                         << "') need pipeline parallelism (pp > 1)";
-      return signalPassFailure();
-    }
-    return;
+  // Interleaved 1F1B: virtual_stages stages per pp rank.
+  int64_t numStages = layout.pp() * layout.virtualStages;
+  std::string stagesText =
+      layout.virtualStages == 1
+          ? "pp = " + std::to_string(numStages)
+          : "pp x virtual_stages = " + std::to_string(layout.pp()) + " x " +
+                std::to_string(layout.virtualStages) + " = " +
+                std::to_string(numStages);
+  if (numStages == 1 && !split.empty()) {
+    module.emitError() << "split points ('" << split
+                       << "') need pipeline parallelism (pp > 1)";
+    return signalPassFailure();
   }
+  // Micro-batches without pipeline stages are one stage: the prologue (the
+  // vision work, once per step) is the point.
+  if (numStages == 1 && layout.microbatches == 1)
+    return;
   auto forward = module.lookupSymbol<func::FuncOp>(functionName);
   if (!forward || forward.isExternal()) {
     module.emitError() << "'" << getArgument() << "': no function @"
@@ -172,148 +180,154 @@ void SplitStagesPass::runOnOperation() {
     }
   }
 
-  // The decoder layers: the layer families of the parameters that the
-  // computation after the token embedding (an embedding whose ids come
-  // from a data input, through the CP permutation and the batch cuts)
-  // reads.
-  DenseSet<Value> fromData, afterEmbedding;
-  for (BlockArgument arg : body.getArguments())
-    if (forward.getArgAttr(arg.getArgNumber(), "glimmer.input"))
-      fromData.insert(arg);
-  for (Operation &op : body.without_terminator()) {
-    auto embedding = dyn_cast<EmbeddingOp>(op);
-    bool after = embedding && fromData.contains(embedding.getIds());
-    after |= llvm::any_of(op.getOperands(), [&](Value v) {
-      return afterEmbedding.contains(v);
-    });
-    bool data = llvm::any_of(op.getOperands(),
-                             [&](Value v) { return fromData.contains(v); });
-    for (Value r : op.getResults()) {
-      if (data)
-        fromData.insert(r);
-      if (after)
-        afterEmbedding.insert(r);
-    }
-  }
-  llvm::StringMap<llvm::DenseSet<int64_t>> families;
-  std::function<void(Value, DenseSet<Value> &)> collect =
-      [&](Value v, DenseSet<Value> &seen) {
-        if (!paramOnly.contains(v) || !seen.insert(v).second)
-          return;
-        if (StringAttr name = paramName(v)) {
-          if (auto layer = layerOf(name.getValue()))
-            families[layer->first].insert(layer->second);
-          return;
-        }
-        if (Operation *def = v.getDefiningOp())
-          for (Value operand : def->getOperands())
-            collect(operand, seen);
-      };
-  DenseSet<Value> seen;
-  for (Operation &op : body.without_terminator())
-    if (llvm::any_of(op.getResults(),
-                     [&](Value r) { return afterEmbedding.contains(r); }))
-      for (Value operand : op.getOperands())
-        collect(operand, seen);
-  std::string prefix;
-  size_t most = 0;
-  for (auto &[name, indices] : families)
-    if (indices.size() > most) {
-      most = indices.size();
-      prefix = name.str();
-    }
-  if (prefix.empty()) {
-    forward.emitError() << "'" << getArgument()
-                        << "': found no decoder layers to split into "
-                        << numStages
-                        << " pipeline stages (parameters named "
-                           "<prefix>.<N>.… read after the token embedding)";
-    return signalPassFailure();
-  }
-  int64_t numLayers = most;
-  for (int64_t i = 0; i < numLayers; ++i)
-    if (!families[prefix].contains(i)) {
-      forward.emitError() << "'" << getArgument() << "': the decoder layers "
-                          << prefix << ".<N> are not numbered 0 to "
-                          << numLayers - 1 << " (no " << prefix << "." << i
-                          << ")";
-      return signalPassFailure();
-    }
-  std::string range = prefix + ".0 ... " + prefix + "." +
-                      std::to_string(numLayers - 1);
-  if (numStages > numLayers) {
-    forward.emitError() << "pp = " << numStages
-                        << " pipeline stages but the model has " << numLayers
-                        << " decoder layers (" << range
-                        << "): every stage needs at least one layer";
-    return signalPassFailure();
-  }
-
-  // Depth along the residual stream: the highest decoder layer whose
-  // parameters a value depends on (-1: none).
+  // Depth -1: no decoder layer's parameters (the whole program, without
+  // pipeline stages).
   DenseMap<Value, int64_t> depth;
   auto depthOf = [&](Value v) {
     auto it = depth.find(v);
     return it == depth.end() ? int64_t(-1) : it->second;
   };
-  for (BlockArgument arg : body.getArguments())
-    if (StringAttr name = paramName(arg))
-      if (auto layer = layerOf(name.getValue()))
-        if (layer->first == prefix)
-          depth[arg] = layer->second;
-  for (Operation &op : body.without_terminator()) {
-    int64_t d = -1;
-    for (Value v : op.getOperands())
-      d = std::max(d, depthOf(v));
-    for (Value r : op.getResults())
-      depth[r] = d;
-  }
-
-  // The first layer of each stage: the user's split points, or balanced.
-  SmallVector<int64_t> starts;
-  if (!split.empty()) {
-    SmallVector<StringRef> points;
-    StringRef(split).split(points, ',');
-    if (int64_t(points.size()) != numStages - 1) {
-      forward.emitError() << "the pipeline split '" << split << "' names "
-                          << points.size() << " split points, but pp = "
-                          << numStages << " needs " << numStages - 1;
+  SmallVector<int64_t> starts{0};
+  std::string range;
+  if (numStages > 1) {
+    // The decoder layers: the layer families of the parameters that the
+    // computation after the token embedding (an embedding whose ids come
+    // from a data input, through the CP permutation and the batch cuts)
+    // reads.
+    DenseSet<Value> fromData, afterEmbedding;
+    for (BlockArgument arg : body.getArguments())
+      if (forward.getArgAttr(arg.getArgNumber(), "glimmer.input"))
+        fromData.insert(arg);
+    for (Operation &op : body.without_terminator()) {
+      auto embedding = dyn_cast<EmbeddingOp>(op);
+      bool after = embedding && fromData.contains(embedding.getIds());
+      after |= llvm::any_of(op.getOperands(), [&](Value v) {
+        return afterEmbedding.contains(v);
+      });
+      bool data = llvm::any_of(op.getOperands(),
+                               [&](Value v) { return fromData.contains(v); });
+      for (Value r : op.getResults()) {
+        if (data)
+          fromData.insert(r);
+        if (after)
+          afterEmbedding.insert(r);
+      }
+    }
+    llvm::StringMap<llvm::DenseSet<int64_t>> families;
+    std::function<void(Value, DenseSet<Value> &)> collect =
+        [&](Value v, DenseSet<Value> &seen) {
+          if (!paramOnly.contains(v) || !seen.insert(v).second)
+            return;
+          if (StringAttr name = paramName(v)) {
+            if (auto layer = layerOf(name.getValue()))
+              families[layer->first].insert(layer->second);
+            return;
+          }
+          if (Operation *def = v.getDefiningOp())
+            for (Value operand : def->getOperands())
+              collect(operand, seen);
+        };
+    DenseSet<Value> seen;
+    for (Operation &op : body.without_terminator())
+      if (llvm::any_of(op.getResults(),
+                       [&](Value r) { return afterEmbedding.contains(r); }))
+        for (Value operand : op.getOperands())
+          collect(operand, seen);
+    std::string prefix;
+    size_t most = 0;
+    for (auto &[name, indices] : families)
+      if (indices.size() > most) {
+        most = indices.size();
+        prefix = name.str();
+      }
+    if (prefix.empty()) {
+      forward.emitError() << "'" << getArgument()
+                          << "': found no decoder layers to split into "
+                          << numStages
+                          << " pipeline stages (parameters named "
+                             "<prefix>.<N>.… read after the token embedding)";
       return signalPassFailure();
     }
-    starts.push_back(0);
-    StringRef last = prefix;
-    last = last.rsplit('.').second.empty() ? last : last.rsplit('.').second;
-    for (StringRef point : points) {
-      auto [name, index] = point.trim().rsplit('.');
-      int64_t layer;
-      bool names = !index.getAsInteger(10, layer) && layer >= 0 &&
-                   layer < numLayers &&
-                   (name == prefix || name == last ||
-                    StringRef(prefix).ends_with(("." + name).str()));
-      if (!names) {
-        forward.emitError() << "pipeline split point '" << point.trim()
-                            << "' names no decoder layer (they are "
-                            << range << ")";
+    int64_t numLayers = most;
+    for (int64_t i = 0; i < numLayers; ++i)
+      if (!families[prefix].contains(i)) {
+        forward.emitError() << "'" << getArgument() << "': the decoder layers "
+                            << prefix << ".<N> are not numbered 0 to "
+                            << numLayers - 1 << " (no " << prefix << "." << i
+                            << ")";
         return signalPassFailure();
       }
-      if (layer <= starts.back()) {
-        forward.emitError()
-            << "pipeline split point '" << point.trim()
-            << "' does not start a new stage: split points must name "
-               "increasing layers after "
-            << prefix << ".0, so that every stage has a layer";
-        return signalPassFailure();
-      }
-      starts.push_back(layer);
+    range = prefix + ".0 ... " + prefix + "." +
+                        std::to_string(numLayers - 1);
+    if (numStages > numLayers) {
+      forward.emitError() << stagesText
+                          << " pipeline stages but the model has " << numLayers
+                          << " decoder layers (" << range
+                          << "): every stage needs at least one layer";
+      return signalPassFailure();
     }
-  } else {
-    SmallVector<double> layerCost(numLayers, 0);
-    double pre = 0;
+
+    // Depth along the residual stream: the highest decoder layer whose
+    // parameters a value depends on.
+    for (BlockArgument arg : body.getArguments())
+      if (StringAttr name = paramName(arg))
+        if (auto layer = layerOf(name.getValue()))
+          if (layer->first == prefix)
+            depth[arg] = layer->second;
     for (Operation &op : body.without_terminator()) {
-      int64_t d = op.getNumResults() ? depthOf(op.getResult(0)) : -1;
-      (d >= 0 ? layerCost[d] : pre) += costOf(&op);
+      int64_t d = -1;
+      for (Value v : op.getOperands())
+        d = std::max(d, depthOf(v));
+      for (Value r : op.getResults())
+        depth[r] = d;
     }
-    starts = balance(layerCost, pre, numStages);
+
+    // The first layer of each stage: the user's split points, or balanced.
+    starts.clear();
+    if (!split.empty()) {
+      SmallVector<StringRef> points;
+      StringRef(split).split(points, ',');
+      if (int64_t(points.size()) != numStages - 1) {
+        forward.emitError() << "the pipeline split '" << split << "' names "
+                            << points.size() << " split points, but "
+                            << stagesText << " stages need " << numStages - 1;
+        return signalPassFailure();
+      }
+      starts.push_back(0);
+      StringRef last = prefix;
+      last = last.rsplit('.').second.empty() ? last : last.rsplit('.').second;
+      for (StringRef point : points) {
+        auto [name, index] = point.trim().rsplit('.');
+        int64_t layer;
+        bool names = !index.getAsInteger(10, layer) && layer >= 0 &&
+                     layer < numLayers &&
+                     (name == prefix || name == last ||
+                      StringRef(prefix).ends_with(("." + name).str()));
+        if (!names) {
+          forward.emitError() << "pipeline split point '" << point.trim()
+                              << "' names no decoder layer (they are "
+                              << range << ")";
+          return signalPassFailure();
+        }
+        if (layer <= starts.back()) {
+          forward.emitError()
+              << "pipeline split point '" << point.trim()
+              << "' does not start a new stage: split points must name "
+                 "increasing layers after "
+              << prefix << ".0, so that every stage has a layer";
+          return signalPassFailure();
+        }
+        starts.push_back(layer);
+      }
+    } else {
+      SmallVector<double> layerCost(numLayers, 0);
+      double pre = 0;
+      for (Operation &op : body.without_terminator()) {
+        int64_t d = op.getNumResults() ? depthOf(op.getResult(0)) : -1;
+        (d >= 0 ? layerCost[d] : pre) += costOf(&op);
+      }
+      starts = balance(layerCost, pre, numStages);
+    }
   }
   auto stageOfLayer = [&](int64_t layer) {
     int64_t s = 0;
@@ -329,7 +343,7 @@ void SplitStagesPass::runOnOperation() {
     ops.push_back(&op);
   DenseMap<Operation *, llvm::SmallSetVector<int64_t, 4>> stagesOf;
   for (Value v : ret.getOperands()) {
-    if (depthOf(v) < 0) {
+    if (numStages > 1 && depthOf(v) < 0) {
       ret.emitError() << "'" << getArgument()
                       << "': the loss does not depend on the decoder layers "
                       << range;
@@ -433,15 +447,118 @@ void SplitStagesPass::runOnOperation() {
   for (Value v : ret.getOperands())
     readSomewhere.insert(v);
 
+  // The prologue: stage 0's trained work that no micro-batch changes (the
+  // vision encoder and projector on all images), run once per step instead
+  // of in every micro-batch's forward and again in its backward. It is the
+  // cone of the trained, micro-batch-invariant values that micro-batch
+  // dependent work reads; constants are cloned where needed instead.
+  DenseSet<Value> varies;
+  for (BlockArgument arg : body.getArguments())
+    if (forward.getArgAttr(arg.getArgNumber(), "glimmer.microbatch"))
+      varies.insert(arg);
+  for (Operation *op : ops)
+    if (llvm::any_of(op->getOperands(),
+                     [&](Value v) { return varies.contains(v); }))
+      for (Value r : op->getResults())
+        varies.insert(r);
+  auto onlyStage0 = [&](Operation *op) {
+    auto &st = stagesOf[op];
+    return st.size() == 1 && st[0] == 0 &&
+           (!op->getNumResults() || depthOf(op->getResult(0)) < 0);
+  };
+  auto invariantTrained = [&](Operation *op) {
+    return onlyStage0(op) && !isa<ConstantOp>(op) &&
+           llvm::all_of(op->getResults(),
+                        [&](Value r) {
+                          return !varies.contains(r) && trained.contains(r);
+                        });
+  };
+  DenseSet<Operation *> prologue;
+  std::function<void(Operation *)> addCone = [&](Operation *op) {
+    if (!op || isa<ConstantOp>(op) || !onlyStage0(op) ||
+        !prologue.insert(op).second)
+      return;
+    for (Value v : op->getOperands())
+      if (!varies.contains(v))
+        addCone(v.getDefiningOp());
+  };
+  // Seeds: work on data inputs (images), not parameter-only work such as
+  // FSDP's all-gathers, which would then stay gathered for the whole step.
+  for (Operation *op : ops)
+    if (invariantTrained(op) &&
+        llvm::any_of(op->getResults(),
+                     [&](Value r) { return !paramOnly.contains(r); }))
+      for (Value r : op->getResults())
+        for (Operation *user : r.getUsers())
+          if (!isa<func::ReturnOp>(user) && !invariantTrained(user))
+            addCone(op);
+  // Its results that the rest of stage 0 reads, in program order.
+  llvm::SetVector<Value> prologueOut;
+  for (Operation *op : ops)
+    if (onlyStage0(op) || stagesOf[op].contains(0))
+      if (!prologue.contains(op))
+        for (Value v : op->getOperands())
+          if (Operation *def = v.getDefiningOp())
+            if (prologue.contains(def))
+              prologueOut.insert(v);
+  auto inStage = [&](Operation *op, int64_t s) {
+    return stagesOf[op].contains(s) && !(s == 0 && prologue.contains(op));
+  };
+
   OpBuilder b(module.getContext());
   b.setInsertionPointAfter(forward);
   MLIRContext *ctx = module.getContext();
+  if (!prologueOut.empty()) {
+    llvm::SetVector<BlockArgument> used;
+    for (Operation *op : ops)
+      if (prologue.contains(op))
+        for (Value v : op->getOperands())
+          if (auto arg = dyn_cast<BlockArgument>(v))
+            used.insert(arg);
+    SmallVector<BlockArgument> args(used.begin(), used.end());
+    llvm::sort(args, [](BlockArgument x, BlockArgument y) {
+      return x.getArgNumber() < y.getArgNumber();
+    });
+    SmallVector<Type> argTypes, resultTypes;
+    for (BlockArgument arg : args)
+      argTypes.push_back(arg.getType());
+    for (Value v : prologueOut)
+      resultTypes.push_back(v.getType());
+    auto fn = func::FuncOp::create(b, forward.getLoc(), "prologue",
+                                   b.getFunctionType(argTypes, resultTypes));
+    fn->setAttr("glimmer.stage_prologue", b.getUnitAttr());
+    Block *entry = fn.addEntryBlock();
+    IRMapping map;
+    for (auto [i, arg] : llvm::enumerate(args)) {
+      if (DictionaryAttr attrs = forward.getArgAttrDict(arg.getArgNumber()))
+        fn.setArgAttrs(i, attrs);
+      map.map(arg, entry->getArgument(i));
+    }
+    OpBuilder inner = OpBuilder::atBlockEnd(entry);
+    for (Operation *op : ops) {
+      if (!prologue.contains(op))
+        continue;
+      for (Value v : op->getOperands())
+        if (auto c = v.getDefiningOp<ConstantOp>())
+          if (!map.contains(v))
+            inner.clone(*c, map);
+      inner.clone(*op, map);
+    }
+    SmallVector<Value> results;
+    for (Value v : prologueOut)
+      results.push_back(map.lookup(v));
+    func::ReturnOp::create(inner, ret.getLoc(), results);
+    for (unsigned i = 0; i < results.size(); ++i)
+      fn.setResultAttr(i, "glimmer.activation",
+                       IntegerAttr::get(IntegerType::get(ctx, 64), i));
+    b.setInsertionPointAfter(fn);
+  }
   for (int64_t s = 0; s < numStages; ++s) {
     // Arguments: the block arguments the stage reads (their attributes
     // kept), then the previous cut's values.
     llvm::SetVector<BlockArgument> used;
     for (Operation *op : ops)
-      if (stagesOf[op].contains(s))
+      if (inStage(op, s))
         for (Value v : op->getOperands())
           if (auto arg = dyn_cast<BlockArgument>(v))
             used.insert(arg);
@@ -467,6 +584,13 @@ void SplitStagesPass::runOnOperation() {
     }
     ArrayRef<Value> in =
         s > 0 ? cuts[s - 1].getArrayRef() : ArrayRef<Value>();
+    ArrayRef<Value> fromPrologue =
+        s == 0 ? prologueOut.getArrayRef() : ArrayRef<Value>();
+    for (auto [i, v] : llvm::enumerate(fromPrologue)) {
+      argTypes.push_back(v.getType());
+      argAttrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr("glimmer.prologue", b.getI64IntegerAttr(i))));
+    }
     for (auto [i, v] : llvm::enumerate(in)) {
       argTypes.push_back(v.getType());
       argAttrs.push_back(b.getDictionaryAttr(
@@ -483,11 +607,13 @@ void SplitStagesPass::runOnOperation() {
     IRMapping map;
     for (auto [i, arg] : llvm::enumerate(args))
       map.map(arg, entry->getArgument(i));
-    for (auto [i, v] : llvm::enumerate(in))
+    for (auto [i, v] : llvm::enumerate(fromPrologue))
       map.map(v, entry->getArgument(args.size() + i));
+    for (auto [i, v] : llvm::enumerate(in))
+      map.map(v, entry->getArgument(args.size() + fromPrologue.size() + i));
     OpBuilder inner = OpBuilder::atBlockEnd(entry);
     for (Operation *op : ops)
-      if (stagesOf[op].contains(s))
+      if (inStage(op, s))
         inner.clone(*op, map);
     SmallVector<Value> results;
     SmallVector<Type> resultTypes;

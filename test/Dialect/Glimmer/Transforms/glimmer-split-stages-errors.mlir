@@ -4,7 +4,7 @@
 // RUN: not glimmer-opt %S/Inputs/split-stages-two-layers.mlir -glimmer-split-stages=split=layers.3 2>&1 | FileCheck %s --check-prefix=NONE
 // NONE: pipeline split point 'layers.3' names no decoder layer (they are layers.0 ... layers.1)
 // RUN: not glimmer-opt %S/Inputs/split-stages-two-layers.mlir -glimmer-split-stages=split=layers.1,layers.1 2>&1 | FileCheck %s --check-prefix=COUNT
-// COUNT: the pipeline split 'layers.1,layers.1' names 2 split points, but pp = 2 needs 1
+// COUNT: the pipeline split 'layers.1,layers.1' names 2 split points, but pp = 2 stages need 1
 // RUN: not glimmer-opt %S/Inputs/split-stages-two-layers.mlir -glimmer-split-stages=split=layers.0 2>&1 | FileCheck %s --check-prefix=FIRST
 // FIRST: pipeline split point 'layers.0' does not start a new stage: split points must name increasing layers after layers.0, so that every stage has a layer
 // RUN: not glimmer-opt %S/Inputs/split-stages-two-layers.mlir -glimmer-split-stages=split=blocks.1 2>&1 | FileCheck %s --check-prefix=NAME

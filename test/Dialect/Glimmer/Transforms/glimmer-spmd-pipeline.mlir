@@ -82,18 +82,33 @@ module {
   }
 }
 
-// Two micro-batches (grad accumulation): the step takes the micro-batch
-// index; integer inputs are prepared on the whole batch (vision-bank
-// indices, the valid-token count over all 16 labels) and cut to the
-// micro-batch's sample where they enter the model, so the model itself is
-// compiled at the micro-batch's shape (B = 1); nothing is communicated.
-// MICRO-LABEL: func.func @grad_step
+// Two micro-batches (grad accumulation): one stage whose calls take the
+// micro-batch index; integer inputs are prepared on the whole batch
+// (vision-bank indices, the valid-token count over all 16 labels) and cut to
+// the micro-batch's sample where they enter the model, so the model is
+// compiled at the micro-batch's shape (B = 1); the vision encoder is the
+// prologue, run once per step (its backward once, on the summed bank
+// cotangent); nothing is communicated.
+// MICRO-LABEL: func.func @prologue
+// MICRO-SAME: {glimmer.input = "images"}
+// MICRO-SAME: -> (tensor<3x4xf32> {glimmer.activation = 0 : i64}) attributes {glimmer.stage_prologue}
+// MICRO: glimmer.linear
+// MICRO-LABEL: func.func @prologue_grad
+// MICRO-SAME: {glimmer.cotangent = 0 : i64}
+// MICRO-SAME: -> (tensor<4x4xf32> {glimmer.grad = "vision.proj"})
+// MICRO-LABEL: func.func @stage_0_grad
 // MICRO-SAME: %[[MB:[a-z0-9]+]]: tensor<i64> {glimmer.microbatch}
+// MICRO-SAME: %[[BANK:[a-z0-9]+]]: tensor<3x4xf32> {glimmer.prologue = 0 : i64}
+// MICRO-SAME: -> (tensor<f32>, tensor<3x4xf32> {glimmer.prologue_grad = 0 : i64}, tensor<16x4xf32> {glimmer.grad = "emb"}, tensor<16x4xf32> {glimmer.grad = "head"})
 // MICRO: %[[T:.*]] = glimmer.microbatch_slice %arg0[%[[MB]]] pieces = 2 dim = 0 : tensor<2x8xi64>, tensor<i64> -> tensor<1x8xi64>
 // MICRO: glimmer.embedding %{{.*}}, %[[T]] : tensor<16x4xf32>, tensor<1x8xi64> -> tensor<1x8x4xf32>
 // MICRO: %[[IDX:.*]] = glimmer.vision_bank_indices %arg0 image_token_id = 15 : tensor<2x8xi64>
 // MICRO-NEXT: glimmer.microbatch_slice %[[IDX]][%[[MB]]] pieces = 2 dim = 0
+// MICRO: glimmer.vision_gather %{{.*}}, %[[BANK]]
 // MICRO: glimmer.reduce sum %{{.*}} dims = [0] : tensor<16xi64> -> tensor<i64>
 // MICRO: glimmer.cross_entropy %{{.*}}, %{{.*}} ignore_index = -100 : tensor<8x16xf32>, tensor<8xi64>
 // MICRO-NOT: glimmer.all_reduce
 // MICRO: return
+// MICRO-LABEL: func.func @apply_step_0
+// MICRO-SAME: {glimmer.param = "vision.proj"}
+// MICRO-NOT: glimmer.all_reduce

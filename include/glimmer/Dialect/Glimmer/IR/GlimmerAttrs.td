@@ -122,7 +122,8 @@ def Glimmer_SpmdAttr : Glimmer_Attr<"Spmd", "spmd"> {
     ```
   }];
   let parameters = (ins ArrayRefParameter<"int64_t">:$degrees, "bool":$sp,
-                        "int64_t":$microbatches, "unsigned":$schedule,
+                        "int64_t":$microbatches, "int64_t":$virtualStages,
+                        "unsigned":$schedule,
                         "unsigned":$balancer);
   let hasCustomAssemblyFormat = 1;
   let builders = [

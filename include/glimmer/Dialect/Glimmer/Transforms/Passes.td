@@ -217,15 +217,18 @@ def GlimmerAutodiff : Pass<"glimmer-autodiff", "::mlir::ModuleOp"> {
 
     With pipeline stages (functions marked `glimmer.stage` by
     `glimmer-split-stages`), each stage `@stage_<s>` gets `@stage_<s>_grad`
-    and `@apply_step_<s>` instead: the backward recomputes the stage's
+    (and `@prologue`, `@prologue_grad`), and each pp rank `r` one
+    `@apply_step_<r>` for the parameters of its stages `r, r + pp, ...`
+    (and the prologue's on rank 0), instead: the backward recomputes the stage's
     forward from its arguments (so only the boundary activations are kept
     between a micro-batch's forward and backward); a stage before the last
     takes its results' cotangents as arguments `{glimmer.cotangent = i}`,
     the last seeds its loss; each returns (the loss, for the last) the
     cotangents of its activation arguments `{glimmer.activation_grad = i}`,
-    then its parameters' gradients. The gradient norm of each stage's
-    optimizer step sums the squares over `pp` (an `all_reduce`), so every
-    stage clips with the global norm.
+    then its parameters' gradients; stage 0's prologue arguments get
+    cotangents `{glimmer.prologue_grad = i}`. The gradient norm of each
+    rank's optimizer step sums the squares over `pp` (an `all_reduce`), so
+    every rank clips with the global norm.
 
     Before:
     ```mlir
@@ -380,8 +383,10 @@ def GlimmerSplitStages : Pass<"glimmer-split-stages", "::mlir::ModuleOp"> {
                 "boundaries";
   let description = [{
     With `pp > 1` in the module's `glimmer.spmd`, splits the (rank-local)
-    `@forward` into `@stage_0` ... `@stage_{pp-1}` (function attribute
-    `glimmer.stage`). The decoder layers are read off the graph: the
+    `@forward` into `@stage_0` ... `@stage_{S-1}` (function attribute
+    `glimmer.stage`), `S = pp * virtual_stages` (interleaved 1F1B runs the
+    stages `r, r + pp, ...` on pp rank `r`). With `microbatches > 1` and no
+    pipeline, the whole forward is one stage. The decoder layers are read off the graph: the
     parameters named `<prefix>.<N>.…` (the family with the most layers) that
     the computation after the token embedding reads, directly or through
     parameter-only work such as FSDP's all-gathers. Each value's depth is
@@ -406,7 +411,13 @@ def GlimmerSplitStages : Pass<"glimmer-split-stages", "::mlir::ModuleOp"> {
     stage needs; the last stage returns `@forward`'s results. The runtime
     sends each cut to the next stage's ranks along `pp`. Parameters no
     stage reads stay arguments of stage 0, so the stages hold the whole
-    state. `@forward` is kept.
+    state. Stage 0's trained work that no micro-batch changes (the vision
+    encoder and projector on all images, whose rows every micro-batch reads
+    by global bank index) becomes `@prologue` (attribute
+    `glimmer.stage_prologue`), run once per step: stage 0 takes its results
+    as arguments `{glimmer.prologue = i}` instead of encoding the images in
+    every micro-batch's forward and again in its backward. `@forward` is
+    kept.
 
     Errors: fewer decoder layers than stages, no decoder layers, split
     points that name no layer, are out of order or do not number `pp - 1`,
