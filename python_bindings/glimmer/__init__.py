@@ -372,10 +372,13 @@ class Program:
         state, meta = _read_safetensors(src)
         out = {}
         prog = new.program
-        for role, name, dtype, shape in prog.slots("grad_step"):
+        # Every function's parameters (pipeline stages and micro-batched
+        # programs split them over @stage_<s>_grad and @apply_step_<r>).
+        slots = [slot for fn in prog.functions for slot in prog.slots(fn)]
+        for role, name, dtype, shape in slots:
             if role == "param":
                 out[name] = state[name].astype(_NP_OF[dtype])
-        for role, name, dtype, shape in prog.slots("apply_step"):
+        for role, name, dtype, shape in slots:
             if role in ("exp_avg", "exp_avg_sq"):
                 key = f"optimizer.{role}.{name}"
                 out[key] = (state[key].astype(_NP_OF[dtype])

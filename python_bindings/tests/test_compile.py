@@ -115,9 +115,15 @@ def test_grad_accum_cuts_the_batch_and_keeps_the_step():
     for a, b in zip(whole, pieces):
         assert_allclose_finite(b["loss"], a["loss"], rtol=1e-12)
         assert_allclose_finite(b["grad_norm"], a["grad_norm"], rtol=1e-12)
-    # The grad_step is compiled for one sample and takes the micro-batch.
+    # The step is compiled for one sample and takes the micro-batch.
     assert "{glimmer.microbatch}" in program.mlir
     assert "tensor<1x" in program.mlir
+    # Changing grad_accum recompiles and carries the trained state over:
+    # three more steps on one micro-batch continue where they left off.
+    more = program.train(BATCH, steps=3, grad_accum=1)
+    fresh = compile_reference(dtype="f64").train(BATCH, steps=6)
+    for a, b in zip(fresh[3:], more):
+        assert_allclose_finite(b["loss"], a["loss"], rtol=1e-12)
     with glimmer.SpmdContext(microbatches=2):
         layered = glimmer.compile(MODEL, BATCH, dtype="f64")
         with pytest.raises(ValueError, match="grad_accum=4 disagrees with "

@@ -252,11 +252,14 @@ AutodiffPass::buildGradStep(func::FuncOp forward, const GradSpec &spec) {
   if (!spec.scalarLoss) {
     for (auto [i, r] : llvm::enumerate(ret.getOperands())) {
       unsigned n = gradStep.getNumArguments();
-      gradStep.insertArgument(
-          n, r.getType(),
-          b.getDictionaryAttr(b.getNamedAttr(
-              "glimmer.cotangent", b.getI64IntegerAttr(int64_t(i)))),
-          r.getLoc());
+      if (failed(gradStep.insertArgument(
+              n, r.getType(),
+              b.getDictionaryAttr(b.getNamedAttr(
+                  "glimmer.cotangent", b.getI64IntegerAttr(int64_t(i)))),
+              r.getLoc()))) {
+        gradStep.erase();
+        return failure();
+      }
       seeds.push_back({r, gradStep.getArgument(n)});
     }
   }

@@ -253,10 +253,12 @@ LogicalResult Partitioner::run() {
   Block &body = func.getBody().front();
   if (mb > 1) {
     auto index = RankedTensorType::get({}, b.getI64Type());
-    func.insertArgument(func.getNumArguments(), index,
-                        b.getDictionaryAttr(b.getNamedAttr(
-                            "glimmer.microbatch", b.getUnitAttr())),
-                        func.getLoc());
+    if (failed(func.insertArgument(
+            func.getNumArguments(), index,
+            b.getDictionaryAttr(
+                b.getNamedAttr("glimmer.microbatch", b.getUnitAttr())),
+            func.getLoc())))
+      return failure();
     microbatch = func.getArgument(func.getNumArguments() - 1);
   }
   if (failed(takeCountsOnFullBatch()))
