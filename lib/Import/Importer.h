@@ -204,6 +204,12 @@ private:
   llvm::DenseMap<const jit::Value *, Imp> env;
   // state_dict order: (name, tensor, is_parameter).
   std::vector<std::tuple<std::string, at::Tensor, bool>> stateDict;
+  // Tied weights: a state_dict key whose tensor is an earlier key's (an
+  // output projection sharing the token embedding), mapped to that key.
+  // Both names read the same argument, so the gradients of their uses sum,
+  // as PyTorch's shared parameter does.
+  std::vector<std::pair<std::string, std::string>> aliases;
+  llvm::DenseMap<const void *, std::string> tensorNames;
   llvm::StringMap<MValue> stateArgs;
   // Graph input index of each bound tensor argument, in argument order.
   std::vector<size_t> inputGraphIndices;

@@ -528,10 +528,18 @@ LogicalResult Importer::loadModule() {
 
 void Importer::collectStateDict(const jit::Module &m,
                                 const std::string &prefix) {
+  auto add = [&](const std::string &name, const at::Tensor &t, bool isParam) {
+    auto [it, inserted] = tensorNames.try_emplace(t.unsafeGetTensorImpl(), name);
+    if (!inserted) {
+      aliases.push_back({name, it->second});
+      return;
+    }
+    stateDict.emplace_back(name, t, isParam);
+  };
   for (const auto &p : m.named_parameters(/*recurse=*/false))
-    stateDict.emplace_back(prefix + p.name, p.value, true);
+    add(prefix + p.name, p.value, true);
   for (const auto &p : m.named_buffers(/*recurse=*/false))
-    stateDict.emplace_back(prefix + p.name, p.value, false);
+    add(prefix + p.name, p.value, false);
   for (const auto &child : m.named_children())
     collectStateDict(child.value, prefix + child.name + ".");
 }
@@ -751,6 +759,13 @@ mlir::OwningOpRef<mlir::ModuleOp> Importer::run() {
                     isParam ? "glimmer.param" : "glimmer.buffer",
                     b.getStringAttr(name));
     stateArgs[name] = entry->getArgument(numInputs + i);
+  }
+  for (const auto &[alias, name] : aliases) {
+    stateArgs[alias] = stateArgs[name];
+    mlir::emitRemark(moduleOp.getLoc())
+        << "'" << alias << "' is tied to '" << name
+        << "': one parameter, named '" << name
+        << "', whose gradient sums both uses";
   }
   // `self`.
   Imp self;

@@ -20,6 +20,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <map>
+
 namespace glimmer {
 #define GEN_PASS_DEF_GLIMMERAUTODIFF
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h.inc"
@@ -97,10 +99,21 @@ struct AutodiffPass : public glimmer::impl::GlimmerAutodiffBase<AutodiffPass> {
   /// differentiated parameters, or failure.
   FailureOr<SmallVector<unsigned>> buildGradStep(func::FuncOp forward,
                                                  const GradSpec &spec);
+  /// A parameter that several pipeline ranks hold (tied weights): its
+  /// gradient is summed over pp in every rank's optimizer step (ranks that
+  /// do not hold it add zeros, so the collectives match), and counted in
+  /// the norm by its first holder only.
+  struct SharedGrad {
+    std::string name;
+    RankedTensorType type;
+    bool held;
+    bool countInNorm;
+  };
   /// `pipeline`: the norm also sums over the other stages' parameters.
   LogicalResult buildApplyStep(func::FuncOp forward,
                                ArrayRef<unsigned> params, Type lossType,
-                               StringRef name, bool pipeline);
+                               StringRef name, bool pipeline,
+                               ArrayRef<SharedGrad> shared = {});
   void buildPipelineSteps(ArrayRef<func::FuncOp> stages);
 };
 
@@ -204,9 +217,26 @@ void AutodiffPass::buildPipelineSteps(ArrayRef<func::FuncOp> stages) {
     for (unsigned i : *params)
       byRank[s % ranks].push_back({stage, i});
   }
+  // Parameters several ranks hold (tied weights), with their holders.
+  std::map<std::string, SmallVector<int64_t>> holders;
+  std::map<std::string, RankedTensorType> types;
+  for (auto [rank, all] : llvm::enumerate(byRank))
+    for (auto [fn, i] : all) {
+      std::string n =
+          fn.getArgAttrOfType<StringAttr>(i, "glimmer.param").getValue().str();
+      auto &h = holders[n];
+      if (h.empty() || h.back() != int64_t(rank))
+        h.push_back(int64_t(rank));
+      types[n] = cast<RankedTensorType>(fn.getArgumentTypes()[i]);
+    }
   for (auto [rank, all] : llvm::enumerate(byRank)) {
     std::string index = std::to_string(rank);
     Location loc = last.getLoc();
+    SmallVector<SharedGrad> shared;
+    for (auto &[n, h] : holders)
+      if (h.size() > 1)
+        shared.push_back({n, types[n], llvm::is_contained(h, int64_t(rank)),
+                          h.front() == int64_t(rank)});
     // One optimizer step over parameters from several functions: their
     // arguments gathered on a declaration (discarded after), each once.
     OpBuilder b(module.getContext());
@@ -230,7 +260,7 @@ void AutodiffPass::buildPipelineSteps(ArrayRef<func::FuncOp> stages) {
     }
     LogicalResult built =
         buildApplyStep(holder, indices, lastType.getResult(0),
-                       "apply_step_" + index, pipeline);
+                       "apply_step_" + index, pipeline, shared);
     holder.erase();
     if (failed(built))
       return signalPassFailure();
@@ -444,7 +474,8 @@ AutodiffPass::buildGradStep(func::FuncOp forward, const GradSpec &spec) {
 LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
                                            ArrayRef<unsigned> params,
                                            Type lossType, StringRef name,
-                                           bool pipeline) {
+                                           bool pipeline,
+                                           ArrayRef<SharedGrad> shared) {
   bool adamw = optimizer == "adamw";
   double wd = weightDecay >= 0 ? double(weightDecay) : (adamw ? 0.01 : 0.0);
   MLIRContext *ctx = &getContext();
@@ -498,13 +529,41 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
   auto normType = cast<RankedTensorType>(lossType);
   Type normElem = normType.getElementType();
 
+  // Tied parameters held by several pipeline ranks: their gradients are
+  // summed over pp first, in the same order on every rank.
+  SmallVector<Value> gradOf;
+  llvm::StringSet<> notCounted;
+  for (size_t k = 0; k < params.size(); ++k)
+    gradOf.push_back(entry->getArgument(k * stride + 1));
+  for (const SharedGrad &tied : shared) {
+    int64_t k = -1;
+    for (size_t j = 0; j < params.size(); ++j)
+      if (forward.getArgAttrOfType<StringAttr>(params[j], "glimmer.param")
+              .getValue() == tied.name)
+        k = int64_t(j);
+    Value local = tied.held && k >= 0 ? gradOf[size_t(k)]
+                                      : splat(b, loc, tied.type, 0.0);
+    Value total = AllReduceOp::create(
+        b, loc, tied.type, ReductionKindAttr::get(ctx, ReductionKind::Sum),
+        local, FlatSymbolRefAttr::get(ctx, "mesh"), b.getStrArrayAttr({"pp"}));
+    if (tied.held && k >= 0) {
+      gradOf[size_t(k)] = total;
+      if (!tied.countInNorm)
+        notCounted.insert(tied.name);
+    }
+  }
+
   // Global norm of all gradients (before clipping). A sharded gradient's
   // squares are summed over its shard axes (one all_reduce per group of
   // axes); a replicated one is counted once, not once per rank.
   Value sumSq;
   SmallVector<std::pair<ArrayAttr, Value>> shardedSumSq;
   for (size_t k = 0; k < params.size(); ++k) {
-    Value g = entry->getArgument(k * stride + 1);
+    Value g = gradOf[k];
+    if (notCounted.contains(
+            forward.getArgAttrOfType<StringAttr>(params[k], "glimmer.param")
+                .getValue()))
+      continue;
     auto gType = cast<RankedTensorType>(g.getType());
     Value sq = MulOp::create(b, loc, g, g);
     Value s = sq;
@@ -559,7 +618,7 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
   Value step = entry->getArgument(argTypes.size() - 1);
   for (size_t k = 0; k < params.size(); ++k) {
     Value p = entry->getArgument(k * stride);
-    Value g = entry->getArgument(k * stride + 1);
+    Value g = gradOf[k];
     auto pType = cast<RankedTensorType>(p.getType());
     if (scale) {
       Value s = scale;

@@ -364,11 +364,13 @@ void SplitStagesPass::runOnOperation() {
           for (int64_t s : stagesOf[user])
             mine.insert(s);
       }
-    // A parameter read on two stages would need its gradients summed
-    // across them.
+    // Parameter-only work (an FSDP gather or a cast of a tied weight) is
+    // repeated on each stage that reads it; the stages' gradients of the
+    // parameter are summed in the optimizer step. Trained work on data
+    // would have to be repeated with its gradients split across stages.
     if (mine.size() > 1)
       for (Value r : op->getResults())
-        if (trained.contains(r)) {
+        if (trained.contains(r) && !paramOnly.contains(r)) {
           SmallVector<std::string> names;
           DenseSet<Value> cone;
           std::function<void(Value)> params = [&](Value v) {
@@ -386,29 +388,10 @@ void SplitStagesPass::runOnOperation() {
               << "is needed on pipeline stages " << mine[0] << " and "
               << mine[1] << ", and depends on the parameters "
               << llvm::join(names, ", ")
-              << ": parameters shared by several stages (tied weights) "
-                 "are not supported";
+              << ": trained work on data inputs cannot be shared by several "
+                 "stages";
           return signalPassFailure();
         }
-  }
-
-  for (BlockArgument arg : body.getArguments()) {
-    if (!trained.contains(arg))
-      continue;
-    llvm::SmallSetVector<int64_t, 4> readers;
-    for (Operation *user : arg.getUsers())
-      for (int64_t st : stagesOf[user])
-        readers.insert(st);
-    if (readers.size() > 1) {
-      SmallVector<int64_t> sorted(readers.begin(), readers.end());
-      llvm::sort(sorted);
-      forward.emitError() << "the parameter '" << paramName(arg).getValue()
-                          << "' is read on pipeline stages " << sorted[0]
-                          << " and " << sorted[1]
-                          << ": parameters shared by several stages (tied "
-                             "weights) are not supported";
-      return signalPassFailure();
-    }
   }
 
   // The boundaries: values with a depth defined on a stage before a user.
@@ -501,8 +484,30 @@ void SplitStagesPass::runOnOperation() {
           if (Operation *def = v.getDefiningOp())
             if (prologue.contains(def))
               prologueOut.insert(v);
+  // Work stage 0 holds only for the prologue (a tied weight's gather that
+  // the prologue's embedding reads) is the prologue's: the prologue
+  // rebuilds it, and stage 0 would repeat a collective no one reads.
+  DenseSet<Operation *> onlyForPrologue;
+  for (Operation *op : llvm::reverse(ops)) {
+    if (prologue.contains(op) || !stagesOf[op].contains(0) ||
+        (op->getNumResults() && depthOf(op->getResult(0)) >= 0))
+      continue;
+    bool stage0Reads = false, prologueReads = false;
+    for (Value r : op->getResults())
+      for (Operation *user : r.getUsers()) {
+        if (isa<func::ReturnOp>(user) || (stagesOf[user].contains(0) &&
+                                          !prologue.contains(user) &&
+                                          !onlyForPrologue.contains(user)))
+          stage0Reads = true;
+        if (prologue.contains(user) || onlyForPrologue.contains(user))
+          prologueReads = true;
+      }
+    if (prologueReads && !stage0Reads)
+      onlyForPrologue.insert(op);
+  }
   auto inStage = [&](Operation *op, int64_t s) {
-    return stagesOf[op].contains(s) && !(s == 0 && prologue.contains(op));
+    return stagesOf[op].contains(s) &&
+           !(s == 0 && (prologue.contains(op) || onlyForPrologue.contains(op)));
   };
 
   OpBuilder b(module.getContext());
@@ -511,7 +516,7 @@ void SplitStagesPass::runOnOperation() {
   if (!prologueOut.empty()) {
     llvm::SetVector<BlockArgument> used;
     for (Operation *op : ops)
-      if (prologue.contains(op))
+      if (prologue.contains(op) || onlyForPrologue.contains(op))
         for (Value v : op->getOperands())
           if (auto arg = dyn_cast<BlockArgument>(v))
             used.insert(arg);
@@ -535,13 +540,21 @@ void SplitStagesPass::runOnOperation() {
       map.map(arg, entry->getArgument(i));
     }
     OpBuilder inner = OpBuilder::atBlockEnd(entry);
+    // Constants and the work stage 0 holds only for the prologue are
+    // rebuilt inside it.
+    std::function<void(Value)> materialize = [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      if (!def || map.contains(v) || prologue.contains(def))
+        return;
+      for (Value operand : def->getOperands())
+        materialize(operand);
+      inner.clone(*def, map);
+    };
     for (Operation *op : ops) {
       if (!prologue.contains(op))
         continue;
       for (Value v : op->getOperands())
-        if (auto c = v.getDefiningOp<ConstantOp>())
-          if (!map.contains(v))
-            inner.clone(*c, map);
+        materialize(v);
       inner.clone(*op, map);
     }
     SmallVector<Value> results;

@@ -234,3 +234,31 @@ module {
     return %s : tensor<f32>
   }
 }
+
+// -----
+
+// A parameter both stages read (a tied embedding and output projection):
+// each rank's optimizer step sums its gradient over pp before the update,
+// and only its first holder counts it in the gradient norm.
+// SGD-LABEL: func.func @apply_step_0
+// SGD: %[[T0:.*]] = glimmer.all_reduce sum %{{.*}} on @mesh ["pp"] : tensor<4x4xf32>
+// SGD: glimmer.mul %[[T0]], %[[T0]]
+// SGD: glimmer.sgd_update %{{.*}}, %{{.*}}
+// SGD-LABEL: func.func @apply_step_1
+// SGD: %[[T1:.*]] = glimmer.all_reduce sum %{{.*}} on @mesh ["pp"] : tensor<4x4xf32>
+// SGD-NOT: glimmer.mul %[[T1]], %[[T1]]
+// SGD: glimmer.sgd_update
+module {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=1, "pp"=2]>
+  func.func @stage_0(%x: tensor<2x4xf32> {glimmer.input = "x"}, %w: tensor<4x4xf32> {glimmer.param = "tied"})
+      -> (tensor<2x4xf32> {glimmer.activation = 0 : i64}) attributes {glimmer.stage = 0 : i64} {
+    %h = glimmer.linear %x, %w : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+    return %h : tensor<2x4xf32>
+  }
+  func.func @stage_1(%w: tensor<4x4xf32> {glimmer.param = "tied"}, %h: tensor<2x4xf32> {glimmer.activation = 0 : i64})
+      -> tensor<f32> attributes {glimmer.stage = 1 : i64} {
+    %y = glimmer.linear %h, %w : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+    %s = glimmer.reduce sum %y dims = [0, 1] : tensor<2x4xf32> -> tensor<f32>
+    return %s : tensor<f32>
+  }
+}

@@ -28,23 +28,6 @@ module attributes {glimmer.spmd = #glimmer.spmd<"pp=4">} {
 
 // -----
 
-// An output projection tied to the token embedding would need its
-// gradients summed across the first and the last stage.
-module attributes {glimmer.spmd = #glimmer.spmd<"pp=2">} {
-  // expected-error @+1 {{the parameter 'emb' is read on pipeline stages 0 and 1: parameters shared by several stages (tied weights) are not supported}}
-  func.func @forward(%tokens: tensor<2x8xi64> {glimmer.input = "tokens"}, %emb: tensor<16x4xf32> {glimmer.param = "emb"},
-                     %w0: tensor<4x4xf32> {glimmer.param = "layers.0.w"}, %w1: tensor<4x4xf32> {glimmer.param = "layers.1.w"}) -> tensor<f32> {
-    %e = glimmer.embedding %emb, %tokens : tensor<16x4xf32>, tensor<2x8xi64> -> tensor<2x8x4xf32>
-    %h0 = glimmer.linear %e, %w0 : tensor<2x8x4xf32>, tensor<4x4xf32> -> tensor<2x8x4xf32>
-    %h1 = glimmer.linear %h0, %w1 : tensor<2x8x4xf32>, tensor<4x4xf32> -> tensor<2x8x4xf32>
-    %logits = glimmer.linear %h1, %emb : tensor<2x8x4xf32>, tensor<16x4xf32> -> tensor<2x8x16xf32>
-    %r = glimmer.reduce sum %logits dims = [0, 1, 2] : tensor<2x8x16xf32> -> tensor<f32>
-    return %r : tensor<f32>
-  }
-}
-
-// -----
-
 // No decoder layers after the token embedding.
 module attributes {glimmer.spmd = #glimmer.spmd<"pp=2">} {
   // expected-error @+1 {{'glimmer-split-stages': found no decoder layers to split into 2 pipeline stages (parameters named <prefix>.<N>.… read after the token embedding)}}

@@ -117,6 +117,28 @@ module attributes {glimmer.spmd = #glimmer.spmd<"pp=3">} {
 
 // -----
 
+// An output projection tied to the token embedding: both stages read the
+// parameter (stage 0 in its prologue's embedding, stage 1 in the head);
+// autodiff sums their gradients over pp.
+// CHECK-LABEL: func.func @prologue
+// CHECK-SAME: {glimmer.param = "emb"}
+// CHECK-LABEL: func.func @stage_1
+// CHECK-SAME: {glimmer.param = "emb"}
+// CHECK: glimmer.linear %{{.*}}, %arg0
+module attributes {glimmer.spmd = #glimmer.spmd<"pp=2">} {
+  func.func @forward(%tokens: tensor<2x8xi64> {glimmer.input = "tokens"}, %emb: tensor<16x4xf32> {glimmer.param = "emb"},
+                     %w0: tensor<4x4xf32> {glimmer.param = "layers.0.w"}, %w1: tensor<4x4xf32> {glimmer.param = "layers.1.w"}) -> tensor<f32> {
+    %e = glimmer.embedding %emb, %tokens : tensor<16x4xf32>, tensor<2x8xi64> -> tensor<2x8x4xf32>
+    %h0 = glimmer.linear %e, %w0 : tensor<2x8x4xf32>, tensor<4x4xf32> -> tensor<2x8x4xf32>
+    %h1 = glimmer.linear %h0, %w1 : tensor<2x8x4xf32>, tensor<4x4xf32> -> tensor<2x8x4xf32>
+    %logits = glimmer.linear %h1, %emb : tensor<2x8x4xf32>, tensor<16x4xf32> -> tensor<2x8x16xf32>
+    %r = glimmer.reduce sum %logits dims = [0, 1, 2] : tensor<2x8x16xf32> -> tensor<f32>
+    return %r : tensor<f32>
+  }
+}
+
+// -----
+
 // Without pp the pass does nothing.
 // CHECK-LABEL: func.func @forward
 // CHECK-NOT: glimmer.stage

@@ -228,7 +228,10 @@ def GlimmerAutodiff : Pass<"glimmer-autodiff", "::mlir::ModuleOp"> {
     then its parameters' gradients; stage 0's prologue arguments get
     cotangents `{glimmer.prologue_grad = i}`. The gradient norm of each
     rank's optimizer step sums the squares over `pp` (an `all_reduce`), so
-    every rank clips with the global norm.
+    every rank clips with the global norm. A parameter several ranks hold
+    (tied weights) has its gradient all-reduced over `pp` first, in name
+    order on every rank (non-holders add zeros), and is counted in the
+    norm by its first holder only.
 
     Before:
     ```mlir
@@ -419,10 +422,15 @@ def GlimmerSplitStages : Pass<"glimmer-split-stages", "::mlir::ModuleOp"> {
     every micro-batch's forward and again in its backward. `@forward` is
     kept.
 
+    A parameter read on two stages (an output projection tied to the token
+    embedding) is an argument of both, with its parameter-only work (FSDP
+    gathers, casts) repeated on each; autodiff sums its gradients over
+    `pp`.
+
     Errors: fewer decoder layers than stages, no decoder layers, split
-    points that name no layer, are out of order or do not number `pp - 1`,
-    split points without `pp > 1`, and a parameter read on two stages
-    (tied weights, whose gradients would have to be summed across stages).
+    points that name no layer, are out of order or do not number the
+    stages after the first, split points without `pp > 1`, and trained
+    work on data inputs needed on two stages.
 
     Before (`pp=2`, two layers):
     ```mlir
