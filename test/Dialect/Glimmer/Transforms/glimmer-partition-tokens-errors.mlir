@@ -116,3 +116,20 @@ module attributes {glimmer.spmd = #glimmer.spmd<"dp_shard=2,cp=2">} {
     return %sum : tensor<f32>
   }
 }
+
+// -----
+
+// The valid-token count is taken on the full labels before any cut, so the
+// labels must come from integer inputs; labels computed from a float input
+// cannot be counted there.
+module attributes {glimmer.spmd = #glimmer.spmd<"dp_shard=2">} {
+  func.func @labels_from_floats(%tokens: tensor<2x8xi64>, %scores: tensor<2x8xf32>, %table: tensor<16x2xf32>) -> tensor<f32> {
+    %e = glimmer.embedding %table, %tokens : tensor<16x2xf32>, tensor<2x8xi64> -> tensor<2x8x2xf32>
+    %labels = glimmer.convert %scores : tensor<2x8xf32> to tensor<2x8xi64>
+    // expected-error @+1 {{'glimmer.cross_entropy' op cannot be partitioned: its labels are not computed from integer inputs alone, so the global count of valid tokens cannot be taken on the full batch}}
+    %sum, %count = glimmer.cross_entropy %e, %labels ignore_index = -100 : tensor<2x8x2xf32>, tensor<2x8xi64> -> tensor<f32>, tensor<i64>
+    %n = glimmer.convert %count : tensor<i64> to tensor<f32>
+    %loss = glimmer.div %sum, %n : tensor<f32>
+    return %loss : tensor<f32>
+  }
+}
