@@ -1,14 +1,16 @@
 //===- Pipeline.cpp - Run pipeline stages on micro-batches ----------------===//
 //
-// Each rank runs its stage's functions (glimmer-split-stages, autodiff): the
+// Each rank runs its stages' functions (glimmer-split-stages, autodiff): the
 // forward @stage_<s> on a micro-batch sends the stage's boundary values to
 // the next stage's rank along pp; the backward @stage_<s>_grad recomputes
 // the stage's forward from the kept inputs, takes the next stage's
 // cotangents and sends its inputs' cotangents back. The last stage's
 // backward computes the loss itself (its forward only receives and keeps
-// the inputs). Point-to-point messages between two ranks arrive in the
-// order they were sent, and every stage runs the backwards in the same
-// micro-batch order, so the schedules need no tags.
+// the inputs). Stage 0's @prologue runs once before the micro-batches and
+// @prologue_grad once after them. With one stage per rank, messages
+// between two ranks arrive in the order they were sent and every stage
+// runs the backwards in the same micro-batch order, so they need no tags;
+// interleaved schedules tag them (see recvFrom).
 //
 //===----------------------------------------------------------------------===//
 
