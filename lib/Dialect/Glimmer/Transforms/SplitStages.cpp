@@ -12,6 +12,8 @@
 // the full batch instead of receiving them. Values with a depth that a later
 // stage uses are the boundary: each stage takes the previous cut's values
 // and returns its own (passing on those it does not consume).
+// Stage 0's trained work that no micro-batch changes (the vision encoder)
+// becomes a once-per-step prologue.
 //
 //===----------------------------------------------------------------------===//
 
