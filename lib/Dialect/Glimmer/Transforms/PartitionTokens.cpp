@@ -389,7 +389,6 @@ void Partitioner::shardPrepBoundaries() {
 // sequence.
 LogicalResult Partitioner::lowerPermute(CpPermuteOp permute) {
   Value full = permute.getResult();
-  auto type = cast<RankedTensorType>(full.getType());
   int64_t seqDim = permute.getDim();
   bool hasBatch = dp * mb > 1 && seqDim != 0 &&
                   roles.role(full, 0) == TokenDims::Role::Batch;
