@@ -5,7 +5,9 @@
 #   spmd-parser  every --spmd= / layout= value in the tests and docs
 #   safetensors  the fixtures' example batches and buffers
 #   manifest     fuzz/seeds/manifest (manifests of compiled fixture programs)
-#   torchscript  the two fixture archives
+#   torchscript  the fixture archives of distinct models (reference_vlm,
+#                hf_llava, hf_llava_gqa; their 4-layer and tied variants
+#                add no new ops, only memory to every execution)
 #   glimmer-opt  every .mlir of the lit suite and examples, one file per
 #                `// -----` section
 # Each seed is named by its content hash, so re-running adds nothing twice.
@@ -45,7 +47,7 @@ for f in fuzz/seeds/manifest/*; do
   put "$OUT/manifest" < "$f"
 done
 
-for f in examples/fixtures/*.pt; do
+for f in examples/fixtures/{reference_vlm,hf_llava,hf_llava_gqa}.pt; do
   put "$OUT/torchscript" < "$f"
 done
 
