@@ -308,6 +308,18 @@ def test_tensor_parallel_plan_from_python():
     assert_trains_alike(base, sharded, steps=2, rtol=1e-12)
 
 
+def test_pipeline_from_python():
+    # Two stages cut at layers.1 (given as a list), two micro-batches: the
+    # unsharded program's numbers, and the stages' parameters gather back
+    # into the whole model.
+    base = compile_reference(dtype="f64")
+    with glimmer.SpmdContext(pp=2, microbatches=2):
+        staged = glimmer.compile(MODEL, BATCH, dtype="f64",
+                                 pp_split=["layers.1"])
+    assert "@stage_1_grad" in staged.mlir
+    assert_trains_alike(base, staged, steps=2, rtol=1e-12, params_atol=1e-12)
+
+
 def test_impossible_layout_is_a_compile_error():
     with glimmer.SpmdContext(pp=4):
         with pytest.raises(glimmer.CompileError,
