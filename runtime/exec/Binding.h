@@ -17,6 +17,11 @@ namespace glimmer_rt::detail {
 std::vector<Tensor> withMicrobatch(const Function &fn, std::vector<Tensor> args,
                                    int64_t micro);
 
+/// Adds the gradients among `fn`'s results (role Grad) to `grads`, by name
+/// (the first one of a name is kept as it is).
+void addGradients(std::map<std::string, Tensor> &grads, const Function &fn,
+                  const std::vector<Tensor> &outputs);
+
 /// One step of a pipeline schedule: the forward or the backward of a
 /// micro-batch on one of the rank's stages (its chunk; 0 unless
 /// interleaved).

@@ -183,18 +183,6 @@ Trainer::StepResult Trainer::pipelineStep(const Inputs &inputs) {
         synchronize(t.device());
       seconds += std::chrono::duration<double>(Clock::now() - start).count();
     };
-    auto accumulate = [&](const Function &fn, Frame &frame) {
-      for (size_t i = 0; i < fn.results.size(); ++i) {
-        const Slot &slot = fn.results[i];
-        if (slot.role != Slot::Grad)
-          continue;
-        auto it = grads.find(slot.name);
-        if (it == grads.end())
-          grads[slot.name] = frame.outputs[i];
-        else
-          it->second = add(it->second, frame.outputs[i]);
-      }
-    };
 
     // Stage 0's prologue (the vision encoder on all images) once per step;
     // every micro-batch reads its results.
@@ -266,7 +254,7 @@ Trainer::StepResult Trainer::pipelineStep(const Inputs &inputs) {
         const Tensor &g = frame.outputs[k.proOut[i]];
         proCot[i] = proCot[i].defined() ? add(proCot[i], g) : g;
       }
-      accumulate(*k.grad, frame);
+      addGradients(grads, *k.grad, frame.outputs);
       if (last) {
         const Tensor &l = frame.outputs[0];
         loss = loss.defined() ? add(loss, l) : l;
@@ -282,7 +270,7 @@ Trainer::StepResult Trainer::pipelineStep(const Inputs &inputs) {
       for (size_t i = 0; i < cot.size(); ++i)
         frame.inputs[cot[i]] = proCot[i];
       timed(pg, frame);
-      accumulate(pg, frame);
+      addGradients(grads, pg, frame.outputs);
     }
     norms[index] = applyStep(rank, grads);
     busy[index] = seconds;

@@ -22,6 +22,7 @@
 #include <tuple>
 
 using namespace glimmer_rt;
+using glimmer_rt::detail::addGradients;
 using glimmer_rt::detail::withMicrobatch;
 
 //===----------------------------------------------------------------------===//
@@ -486,6 +487,21 @@ static std::string pipelineMetrics(const SpmdContext &layout,
   return os.str();
 }
 
+void glimmer_rt::detail::addGradients(std::map<std::string, Tensor> &grads,
+                                      const Function &fn,
+                                      const std::vector<Tensor> &outputs) {
+  for (size_t i = 0; i < fn.results.size(); ++i) {
+    const Slot &slot = fn.results[i];
+    if (slot.role != Slot::Grad)
+      continue;
+    auto it = grads.find(slot.name);
+    if (it == grads.end())
+      grads[slot.name] = outputs[i];
+    else
+      it->second = add(it->second, outputs[i]);
+  }
+}
+
 std::vector<Tensor> glimmer_rt::detail::withMicrobatch(
     const Function &fn, std::vector<Tensor> args, int64_t micro) {
   for (size_t i = 0; i < fn.arguments.size(); ++i)
@@ -683,10 +699,7 @@ void Trainer::load(const SafetensorsFile &file, const std::string &prefix,
 std::vector<Tensor> Trainer::bind(const Function &fn, int64_t rank,
                                   const Inputs *data,
                                   const State &grads) const {
-  size_t index = 0;
-  while (ranks.local()[index] != rank)
-    ++index;
-  const RankState &state = states[index];
+  const RankState &state = states[indexOf(rank)];
   Device device = ranks.device(rank);
   std::vector<Tensor> inputs;
   for (const Slot &slot : fn.arguments) {
@@ -757,14 +770,7 @@ Trainer::StepResult Trainer::step(const SafetensorsFile &data) {
       frame.inputs = withMicrobatch(grad, args, micro);
       grad.entry(frame);
       loss = micro == 0 ? frame.outputs[0] : add(loss, frame.outputs[0]);
-      for (size_t i = 1; i < grad.results.size(); ++i) {
-        const std::string &name = grad.results[i].name;
-        auto it = grads.find(name);
-        if (it == grads.end())
-          grads[name] = frame.outputs[i];
-        else
-          it->second = add(it->second, frame.outputs[i]);
-      }
+      addGradients(grads, grad, frame.outputs);
     }
     losses[index] = loss.item(0);
     norms[index] = applyStep(rank, grads);

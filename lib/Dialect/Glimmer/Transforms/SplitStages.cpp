@@ -514,14 +514,49 @@ void SplitStagesPass::runOnOperation() {
 
   OpBuilder b(module.getContext());
   b.setInsertionPointAfter(forward);
-  MLIRContext *ctx = module.getContext();
-  if (!prologueOut.empty()) {
-    llvm::SetVector<BlockArgument> used;
+  auto indexAttr = [&](int64_t i) { return b.getI64IntegerAttr(i); };
+  // A piece of @forward as a function: the block arguments its ops read
+  // (and `extraArgs`), attributes kept, in their order; then `inputs`, each
+  // marked `{<attr> = i}`; the ops `selected` picks, in program order, with
+  // operands defined outside rebuilt first (constants, parameter-only work
+  // stage 0 holds for the prologue); returning `results`, each marked
+  // `{glimmer.activation = i}` unless `resultAttrs` are given.
+  struct Input {
+    Value value;
+    StringRef attr;
+    int64_t index;
+  };
+  auto buildPiece = [&](StringRef name, llvm::function_ref<bool(Operation *)>
+                                            selected,
+                        ArrayRef<BlockArgument> extraArgs,
+                        ArrayRef<Input> inputs, ArrayRef<Value> results,
+                        ArrayRef<DictionaryAttr> resultAttrs) {
+    // The block arguments read by the selected ops, by the work rebuilt
+    // for them and by the results.
+    llvm::SetVector<BlockArgument> used(extraArgs.begin(), extraArgs.end());
+    DenseSet<Value> given;
+    for (const Input &in : inputs)
+      given.insert(in.value);
+    DenseSet<Operation *> visited;
+    std::function<void(Value)> reads = [&](Value v) {
+      if (given.contains(v))
+        return;
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        used.insert(arg);
+        return;
+      }
+      Operation *def = v.getDefiningOp();
+      if (selected(def) || !visited.insert(def).second)
+        return;
+      for (Value operand : def->getOperands())
+        reads(operand);
+    };
     for (Operation *op : ops)
-      if (prologue.contains(op) || onlyForPrologue.contains(op))
+      if (selected(op))
         for (Value v : op->getOperands())
-          if (auto arg = dyn_cast<BlockArgument>(v))
-            used.insert(arg);
+          reads(v);
+    for (Value v : results)
+      reads(v);
     SmallVector<BlockArgument> args(used.begin(), used.end());
     llvm::sort(args, [](BlockArgument x, BlockArgument y) {
       return x.getArgNumber() < y.getArgNumber();
@@ -529,11 +564,12 @@ void SplitStagesPass::runOnOperation() {
     SmallVector<Type> argTypes, resultTypes;
     for (BlockArgument arg : args)
       argTypes.push_back(arg.getType());
-    for (Value v : prologueOut)
+    for (const Input &in : inputs)
+      argTypes.push_back(in.value.getType());
+    for (Value v : results)
       resultTypes.push_back(v.getType());
-    auto fn = func::FuncOp::create(b, forward.getLoc(), "prologue",
+    auto fn = func::FuncOp::create(b, forward.getLoc(), name,
                                    b.getFunctionType(argTypes, resultTypes));
-    fn->setAttr("glimmer.stage_prologue", b.getUnitAttr());
     Block *entry = fn.addEntryBlock();
     IRMapping map;
     for (auto [i, arg] : llvm::enumerate(args)) {
@@ -541,118 +577,80 @@ void SplitStagesPass::runOnOperation() {
         fn.setArgAttrs(i, attrs);
       map.map(arg, entry->getArgument(i));
     }
+    for (auto [i, in] : llvm::enumerate(inputs)) {
+      unsigned position = args.size() + i;
+      fn.setArgAttr(position, in.attr, indexAttr(in.index));
+      map.map(in.value, entry->getArgument(position));
+    }
     OpBuilder inner = OpBuilder::atBlockEnd(entry);
-    // Constants and the work stage 0 holds only for the prologue are
-    // rebuilt inside it.
     std::function<void(Value)> materialize = [&](Value v) {
       Operation *def = v.getDefiningOp();
-      if (!def || map.contains(v) || prologue.contains(def))
+      if (!def || map.contains(v) || selected(def))
         return;
       for (Value operand : def->getOperands())
         materialize(operand);
       inner.clone(*def, map);
     };
     for (Operation *op : ops) {
-      if (!prologue.contains(op))
+      if (!selected(op))
         continue;
       for (Value v : op->getOperands())
         materialize(v);
       inner.clone(*op, map);
     }
-    SmallVector<Value> results;
-    for (Value v : prologueOut)
-      results.push_back(map.lookup(v));
-    func::ReturnOp::create(inner, ret.getLoc(), results);
-    for (unsigned i = 0; i < results.size(); ++i)
-      fn.setResultAttr(i, "glimmer.activation",
-                       IntegerAttr::get(IntegerType::get(ctx, 64), i));
-    b.setInsertionPointAfter(fn);
-  }
-  for (int64_t s = 0; s < numStages; ++s) {
-    // Arguments: the block arguments the stage reads (their attributes
-    // kept), then the previous cut's values.
-    llvm::SetVector<BlockArgument> used;
-    for (Operation *op : ops)
-      if (inStage(op, s))
-        for (Value v : op->getOperands())
-          if (auto arg = dyn_cast<BlockArgument>(v))
-            used.insert(arg);
-    if (s == numStages - 1)
-      for (Value v : ret.getOperands())
-        if (auto arg = dyn_cast<BlockArgument>(v))
-          used.insert(arg);
-    if (s == 0)
-      for (BlockArgument arg : body.getArguments())
-        if (!readSomewhere.contains(arg) &&
-            (forward.getArgAttr(arg.getArgNumber(), "glimmer.param") ||
-             forward.getArgAttr(arg.getArgNumber(), "glimmer.buffer")))
-          used.insert(arg);
-    SmallVector<BlockArgument> args(used.begin(), used.end());
-    llvm::sort(args, [](BlockArgument x, BlockArgument y) {
-      return x.getArgNumber() < y.getArgNumber();
-    });
-    SmallVector<Type> argTypes;
-    SmallVector<DictionaryAttr> argAttrs;
-    for (BlockArgument arg : args) {
-      argTypes.push_back(arg.getType());
-      argAttrs.push_back(forward.getArgAttrDict(arg.getArgNumber()));
-    }
-    ArrayRef<Value> in =
-        s > 0 ? cuts[s - 1].getArrayRef() : ArrayRef<Value>();
-    ArrayRef<Value> fromPrologue =
-        s == 0 ? prologueOut.getArrayRef() : ArrayRef<Value>();
-    for (auto [i, v] : llvm::enumerate(fromPrologue)) {
-      argTypes.push_back(v.getType());
-      argAttrs.push_back(b.getDictionaryAttr(
-          b.getNamedAttr("glimmer.prologue", b.getI64IntegerAttr(i))));
-    }
-    for (auto [i, v] : llvm::enumerate(in)) {
-      argTypes.push_back(v.getType());
-      argAttrs.push_back(b.getDictionaryAttr(
-          b.getNamedAttr("glimmer.activation", b.getI64IntegerAttr(i))));
-    }
-    auto fn = func::FuncOp::create(b, forward.getLoc(),
-                                   "stage_" + std::to_string(s),
-                                   b.getFunctionType(argTypes, {}));
-    fn->setAttr("glimmer.stage", b.getI64IntegerAttr(s));
-    Block *entry = fn.addEntryBlock();
-    for (auto [i, attrs] : llvm::enumerate(argAttrs))
-      if (attrs)
-        fn.setArgAttrs(i, attrs);
-    IRMapping map;
-    for (auto [i, arg] : llvm::enumerate(args))
-      map.map(arg, entry->getArgument(i));
-    for (auto [i, v] : llvm::enumerate(fromPrologue))
-      map.map(v, entry->getArgument(args.size() + i));
-    for (auto [i, v] : llvm::enumerate(in))
-      map.map(v, entry->getArgument(args.size() + fromPrologue.size() + i));
-    OpBuilder inner = OpBuilder::atBlockEnd(entry);
-    for (Operation *op : ops)
-      if (inStage(op, s))
-        inner.clone(*op, map);
-    SmallVector<Value> results;
-    SmallVector<Type> resultTypes;
-    if (s == numStages - 1) {
-      for (Value v : ret.getOperands())
-        results.push_back(map.lookup(v));
-    } else {
-      for (Value v : cuts[s])
-        results.push_back(map.lookup(v));
-    }
+    SmallVector<Value> mapped;
     for (Value v : results)
-      resultTypes.push_back(v.getType());
-    func::ReturnOp::create(inner, ret.getLoc(), results);
-    fn.setType(b.getFunctionType(argTypes, resultTypes));
-    if (s == numStages - 1) {
-      for (unsigned i = 0; i < forward.getNumResults(); ++i)
-        if (DictionaryAttr attrs = forward.getResultAttrDict(i))
-          fn.setResultAttrs(i, attrs);
-    } else {
-      for (unsigned i = 0; i < results.size(); ++i)
-        fn.setResultAttr(i, "glimmer.activation",
-                         IntegerAttr::get(IntegerType::get(ctx, 64), i));
+      mapped.push_back(map.lookup(v));
+    func::ReturnOp::create(inner, ret.getLoc(), mapped);
+    for (unsigned i = 0; i < results.size(); ++i) {
+      if (!resultAttrs.empty()) {
+        if (resultAttrs[i])
+          fn.setResultAttrs(i, resultAttrs[i]);
+      } else {
+        fn.setResultAttr(i, "glimmer.activation", indexAttr(i));
+      }
     }
     b.setInsertionPointAfter(fn);
+    return fn;
+  };
+
+  if (!prologueOut.empty()) {
+    func::FuncOp fn = buildPiece(
+        "prologue", [&](Operation *op) { return prologue.contains(op); }, {},
+        {}, prologueOut.getArrayRef(), {});
+    fn->setAttr("glimmer.stage_prologue", b.getUnitAttr());
+  }
+  // Parameters no stage reads stay with stage 0.
+  SmallVector<BlockArgument> unread;
+  for (BlockArgument arg : body.getArguments())
+    if (!readSomewhere.contains(arg) &&
+        (forward.getArgAttr(arg.getArgNumber(), "glimmer.param") ||
+         forward.getArgAttr(arg.getArgNumber(), "glimmer.buffer")))
+      unread.push_back(arg);
+  SmallVector<DictionaryAttr> forwardResultAttrs;
+  for (unsigned i = 0; i < forward.getNumResults(); ++i)
+    forwardResultAttrs.push_back(forward.getResultAttrDict(i));
+  for (int64_t s = 0; s < numStages; ++s) {
+    // Stage 0 reads the prologue's results; the others the previous cut.
+    SmallVector<Input> inputs;
+    if (s == 0)
+      for (auto [i, v] : llvm::enumerate(prologueOut))
+        inputs.push_back({v, "glimmer.prologue", int64_t(i)});
+    else
+      for (auto [i, v] : llvm::enumerate(cuts[s - 1]))
+        inputs.push_back({v, "glimmer.activation", int64_t(i)});
+    bool lastStage = s == numStages - 1;
+    SmallVector<Value> results =
+        lastStage ? SmallVector<Value>(ret.getOperands())
+                  : SmallVector<Value>(cuts[s].begin(), cuts[s].end());
+    func::FuncOp fn = buildPiece(
+        "stage_" + std::to_string(s),
+        [&](Operation *op) { return inStage(op, s); },
+        s == 0 ? ArrayRef<BlockArgument>(unread) : ArrayRef<BlockArgument>(),
+        inputs, results,
+        lastStage ? ArrayRef<DictionaryAttr>(forwardResultAttrs)
+                  : ArrayRef<DictionaryAttr>());
+    fn->setAttr("glimmer.stage", b.getI64IntegerAttr(s));
   }
 }
 
