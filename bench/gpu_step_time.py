@@ -60,8 +60,10 @@ and receives only small files:
 
 Sequence length: the default T = 8192 (16 images of 16x16 patches = 50 %
 image tokens). Attention is a flash-style kernel in both frameworks (glimmer:
-runtime/cuda/Attention.cu; PyTorch: the memory-efficient SDPA kernel in f32,
-the only one with f32 support, flash attention under bf16 autocast), so the
+runtime/cuda/Attention.cu in f32, cuDNN's fused flash attention in bf16
+through runtime/cuda/CudnnAttention.cpp; PyTorch: the memory-efficient SDPA
+kernel in f32, the only one with f32 support, flash attention under bf16
+autocast), so the
 score matrix is never materialized; model FLOPs are about 11 TFLOP per step,
 i.e. roughly 0.3-1.5 s per step on an H200 in strict f32. Programs are
 compiled for one batch shape: for another T, run prepare again (--seq,

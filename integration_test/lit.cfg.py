@@ -37,6 +37,9 @@ except OSError:
     pass
 if gpus >= 1:
     config.available_features.add("cuda")
+# The runtime was built with cuDNN attention (it builds this test then).
+if os.path.exists(os.path.join(runtime_build, "glimmer-cudnn-attention-test")):
+    config.available_features.add("cudnn")
 if gpus >= 2:
     config.available_features.add("multi-gpu")
 if gpus >= 4:

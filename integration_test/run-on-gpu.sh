@@ -16,6 +16,15 @@ shift $(( $# >= 2 ? 2 : 1 ))
 export NCCL_NVLS_ENABLE=0
 
 nccl_home=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null || true)
+# cuDNN: the toolkit's, else PyTorch's wheel (nvidia-cudnn); its engine
+# libraries are loaded from the same directory at run time.
+if [ ! -f /usr/local/cuda/include/cudnn.h ]; then
+  cudnn_home=$(python3 -c 'import nvidia.cudnn; print(list(nvidia.cudnn.__path__)[0])' 2>/dev/null || true)
+  if [ -n "${cudnn_home:-}" ]; then
+    export CUDNN_HOME=$cudnn_home
+    export LD_LIBRARY_PATH=$cudnn_home/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  fi
+fi
 cmake -S "$root/runtime" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DGLIMMER_THIRD_PARTY_INCLUDE_DIR="$programs/../include" \
   -DGLIMMER_ENABLE_CUDA=ON -DGLIMMER_RT_PYTHON=ON -DCMAKE_CUDA_ARCHITECTURES=90 \

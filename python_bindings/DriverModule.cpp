@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "glimmer/Driver/Driver.h"
+#include "glimmer_rt/Device.h"
 #include "glimmer_rt/Kernels.h"
 #include "glimmer_rt/Safetensors.h"
 
@@ -292,6 +293,9 @@ std::map<std::string, glimmer_rt::Tensor> initialParameters(Program &program) {
 } // namespace
 
 PYBIND11_MODULE(_driver, m) {
+  // cuDNN attention crashes while building its plan inside Python
+  // processes (glimmer_rt::setCudnnAttention says more): off here.
+  glimmer_rt::setCudnnAttention(false);
   m.doc() = "Glimmer's compile-then-run driver (use glimmer.compile)";
 
   py::register_exception_translator([](std::exception_ptr p) {

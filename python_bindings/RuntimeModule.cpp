@@ -128,6 +128,9 @@ Tensor opt(const std::optional<Tensor> &t) { return t ? *t : Tensor(); }
 } // namespace
 
 PYBIND11_MODULE(_runtime, m) {
+  // cuDNN attention crashes while building its plan inside Python
+  // processes (glimmer_rt::setCudnnAttention says more): off here.
+  glimmer_rt::setCudnnAttention(false);
   m.doc() = "Glimmer runtime tensors and CPU kernels (for testing)";
 
   py::register_exception<RuntimeError>(m, "Error", PyExc_ValueError);
@@ -402,9 +405,11 @@ it, t.numpy() copies it.)doc")
   m.def("adamw_update", &glimmer_rt::adamwUpdate, nogil, py::arg("param"),
         py::arg("grad"), py::arg("exp_avg"), py::arg("exp_avg_sq"),
         py::arg("step"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"),
-        py::arg("eps"), py::arg("weight_decay"));
+        py::arg("eps"), py::arg("weight_decay"),
+        py::arg("grad_scale") = glimmer_rt::Tensor());
   m.def("sgd_update", &glimmer_rt::sgdUpdate, nogil, py::arg("param"),
-        py::arg("grad"), py::arg("lr"), py::arg("weight_decay"));
+        py::arg("grad"), py::arg("lr"), py::arg("weight_decay"),
+        py::arg("grad_scale") = glimmer_rt::Tensor());
 
   // Multimodal.
   m.def("vision_bank_indices", &glimmer_rt::visionBankIndices, nogil,

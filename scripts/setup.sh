@@ -36,6 +36,17 @@ fi
 CUDA_ARGS=()
 if [ -x /usr/local/cuda/bin/nvcc ]; then
   CUDA_ARGS=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+  # cudnn-frontend's headers for cuDNN's fused attention (only the headers
+  # are used, hence --no-deps).
+  CUDA_REQ="$ROOT/requirements-cuda.txt"
+  CUDA_STAMP="$VENV/.requirements-cuda.sha256"
+  if [ ! -f "$CUDA_STAMP" ] || ! sha256sum --status -c "$CUDA_STAMP" 2>/dev/null; then
+    log "installing build-time packages from requirements-cuda.txt"
+    "$VENV/bin/python" -m pip install -q --no-deps -r "$CUDA_REQ"
+    sha256sum "$CUDA_REQ" > "$CUDA_STAMP"
+  fi
+  SITE=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  CUDA_ARGS+=(-DGLIMMER_CUDNN_FRONTEND_INCLUDE_DIR="$SITE/include")
 fi
 if [ ! -f "$BUILD/build.ninja" ]; then
   log "configuring $BUILD"

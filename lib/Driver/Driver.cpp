@@ -173,6 +173,11 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   }
   if (!options.spmd.empty())
     buildPostAutodiffPipeline(pm);
+  // Last, on the final rank-local functions (forward and backward alike):
+  // index-causal attention loses its iota positions, so that backends can
+  // pick their dense causal kernels.
+  pm.addPass(createGlimmerSimplifyAttentionMasks());
+  pm.addPass(createCanonicalizerPass());
   if (failed(pm.run(*model.module)))
     return failure();
   return compileModule(context, std::move(model.module), cacheDir,

@@ -544,13 +544,6 @@ void Importer::collectStateDict(const jit::Module &m,
     collectStateDict(child.value, prefix + child.name + ".");
 }
 
-static std::string dtypeKeyword(Type t) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << t;
-  return s;
-}
-
 LogicalResult
 Importer::bindInputs(llvm::SmallVectorImpl<Type> &argTypes,
                      llvm::SmallVectorImpl<std::string> &argNames) {

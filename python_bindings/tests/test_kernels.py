@@ -674,6 +674,9 @@ def test_rope_errors():
 
 def attn_mask(B, Tq, Tk, qpos=None, kpos=None, qdoc=None, kdoc=None, causal=False):
     mask = torch.ones(B, Tq, Tk, dtype=torch.bool)
+    if causal and qpos is None:  # causal without positions: the indices
+        qpos = np.tile(np.arange(Tq, dtype=np.int64), (B, 1))
+        kpos = np.tile(np.arange(Tk, dtype=np.int64), (B, 1))
     if causal:
         mask &= tt(kpos)[:, None, :] <= tt(qpos)[:, :, None]
     if qdoc is not None:
@@ -705,6 +708,10 @@ ATTN_CASES = {
     "documents": (2, 4, 2, 8, 8, "docs"),
     "causal_documents": (2, 2, 1, 8, 8, "causal_docs"),
     "query_chunk": (2, 4, 2, 4, 8, "chunk"),
+    # Causal without positions: query i sees keys j <= i (also with fewer
+    # queries than keys).
+    "index_causal": (2, 4, 2, 8, 8, "index"),
+    "index_causal_fewer_queries": (2, 4, 2, 4, 8, "index"),
 }
 
 
@@ -719,6 +726,8 @@ def attn_inputs(case, dtype):
     elif kind == "cp":
         perm = npy(rt.cp_permute(np.arange(Tk, dtype=np.int64), 0, 2))
         kw = dict(q_positions=kpos[:, perm].copy(), k_positions=kpos[:, perm].copy(), causal=True)
+    elif kind == "index":
+        kw = dict(causal=True)
     elif kind == "chunk":  # the second half of the queries against all keys
         kw = dict(q_positions=kpos[:, Tk - Tq:].astype(np.int32).copy(), k_positions=kpos.astype(np.int32), causal=True)
     if kind in ("docs", "causal_docs"):
@@ -805,8 +814,6 @@ def test_attention_errors():
     q, k = np.zeros((1, 3, 4, 8)), np.zeros((1, 2, 4, 8))
     with pytest.raises(ValueError, match="multiple of key/value heads"):
         rt.attention(q, k, k)
-    with pytest.raises(ValueError, match="needs query and key positions"):
-        rt.attention(q, q, q, causal=True)
     with pytest.raises(ValueError, match="together or neither"):
         rt.attention(q, q, q, q_positions=np.zeros((1, 4), np.int64))
     with pytest.raises(ValueError, match="query positions of shape"):
@@ -932,6 +939,26 @@ def test_sgd(dtype):
         opt.step()
         p = npy(rt.sgd_update(p, g, 0.1, 0.05))
         close(p, tp.detach())
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_optimizer_grad_scale(dtype):
+    # grad_scale (gradient clipping's coefficient, applied inside the update)
+    # gives exactly the update of the grad multiplied by it first.
+    p, g = randn((5, 7), dtype, 82), randn((5, 7), dtype, 83)
+    m, v = randn((5, 7), dtype, 84), np.abs(randn((5, 7), dtype, 85))
+    s = np.array(0.37, dtype)
+    step = np.array(3, np.int64)
+    scaled = npy(rt.mul(g, rt.broadcast_in_dim(s, [5, 7], [])))
+    fused = rt.adamw_update(p, g, m, v, step, 1e-2, 0.9, 0.95, 1e-8, 0.1, grad_scale=s)
+    plain = rt.adamw_update(p, scaled, m, v, step, 1e-2, 0.9, 0.95, 1e-8, 0.1)
+    for a, e in zip(fused, plain):
+        equal(a, npy(e))
+    equal(rt.sgd_update(p, g, 0.1, 0.05, grad_scale=s), npy(rt.sgd_update(p, scaled, 0.1, 0.05)))
+    with pytest.raises(ValueError, match="grad_scale to be a scalar of the param's type"):
+        rt.adamw_update(p, g, m, v, step, 1e-2, 0.9, 0.95, 1e-8, 0.1, grad_scale=np.array([0.5], dtype))
+    with pytest.raises(ValueError, match="grad_scale to be a scalar of the param's type"):
+        rt.sgd_update(p, g, 0.1, 0.0, grad_scale=np.array(0.5, np.float64 if dtype == np.float32 else np.float32))
 
 
 # --------------------------------------------------------------------------

@@ -585,6 +585,9 @@ def test_rope(style, pos_dtype):
 
 def attn_mask(B, Tq, Tk, qpos=None, kpos=None, qdoc=None, kdoc=None, causal=False):
     mask = torch.ones(B, Tq, Tk, dtype=torch.bool)
+    if causal and qpos is None:  # causal without positions: the indices
+        qpos = np.tile(np.arange(Tq, dtype=np.int64), (B, 1))
+        kpos = np.tile(np.arange(Tk, dtype=np.int64), (B, 1))
     if causal:
         mask &= tt(kpos)[:, None, :].long() <= tt(qpos)[:, :, None].long()
     if qdoc is not None:
@@ -634,6 +637,15 @@ ATTN_CASES = {
     "missing_documents": (2, 4, 2, 160, 160, "docs_missing"),
     # The last 64 queries against 160 keys (i32 positions).
     "query_chunk": (2, 4, 2, 64, 160, "chunk"),
+    # Causal without positions (the indices are the positions): cuDNN's
+    # fused flash attention where it applies, the tensor-core / SIMT
+    # kernels on iota positions otherwise. Also with GQA 4:1, a length
+    # that is no multiple of the tiles, and fewer queries than keys.
+    "index_causal": (2, 4, 2, 160, 160, "index"),
+    "index_causal_mqa_ragged": (1, 4, 1, 200, 200, "index"),
+    "index_causal_fewer_queries": (2, 4, 2, 64, 160, "index"),
+    # A long sequence: several key tiles per query tile in every kernel.
+    "index_causal_long": (1, 2, 1, 1024, 1024, "index"),
 }
 # 64, 96 (zero-padded to 128) and 128 take the bf16 tensor-core kernels; 36
 # (not a multiple of 8) and 192 (above 128) the SIMT ones.
@@ -658,6 +670,8 @@ def attn_inputs(case, D):
         share = Tk // cp
         qpos = np.stack([perm[0, 1 * share:2 * share], perm[1, 3 * share:4 * share]])
         kw = dict(q_positions=qpos, k_positions=perm, causal=True)
+    elif kind == "index":
+        kw = dict(causal=True)
     elif kind == "chunk":
         kw = dict(q_positions=ar[:, Tk - Tq:].astype(np.int32), k_positions=ar.astype(np.int32), causal=True)
     elif kind in ("docs", "docs_missing"):
@@ -855,6 +869,23 @@ def test_sgd():
         close(P, low(tp.detach()))
         with torch.no_grad():
             tp.copy_(tt(host(P)))
+
+
+def test_optimizer_grad_scale():
+    # grad_scale inside the update equals a separate bf16 mul first, bit
+    # for bit (the scaled grad is rounded to bf16 either way).
+    p, g, m = randb((3, 90), 750), randb((3, 90), 751), randb((3, 90), 752)
+    v = np.abs(randb((3, 90), 753))
+    P, G, M, Vs = dev(p), dev(g), dev(m), dev(v)
+    S = dev(np.array(0.375, np.float32))  # bf16-representable
+    step = dev(np.array(2, np.int64))
+    scaled = rt.mul(G, rt.broadcast_in_dim(S, [3, 90], []))
+    fused = rt.adamw_update(P, G, M, Vs, step, 0.1, 0.9, 0.95, 1e-8, 0.5, grad_scale=S)
+    plain = rt.adamw_update(P, scaled, M, Vs, step, 0.1, 0.9, 0.95, 1e-8, 0.5)
+    for a, e in zip(fused, plain):
+        np.testing.assert_array_equal(host(a), host(e))
+    np.testing.assert_array_equal(host(rt.sgd_update(P, G, 0.1, 0.5, grad_scale=S)),
+                                  host(rt.sgd_update(P, scaled, 0.1, 0.5)))
 
 
 def test_optimizers_reject_mixed_precision():

@@ -31,6 +31,13 @@ inline std::string labelOutOfRange(int64_t label, int64_t position,
          std::to_string(ignoreIndex) + ")";
 }
 
+/// An optimizer's grad_scale that is not a scalar of the parameter's type.
+inline std::string badGradScale(const std::string &scale,
+                                const std::string &param) {
+  return "expects grad_scale to be a scalar of the param's type, got " +
+         scale + " for param " + param;
+}
+
 } // namespace glimmer_rt::messages
 
 #endif // GLIMMER_RT_COMMON_MESSAGES_H

@@ -7,7 +7,9 @@
 #include "../cuda/CudaBackend.h"
 #endif
 
+#include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <ostream>
 
 using namespace glimmer_rt;
@@ -60,6 +62,31 @@ DeviceScope::~DeviceScope() {
   threadDevice = previous;
 }
 
+namespace {
+std::atomic<bool> cudnnAttention{true};
+std::atomic<int64_t> cudnnCalls{0};
+} // namespace
+
+#ifdef GLIMMER_RT_HAVE_CUDA
+void glimmer_rt::cuda::countCudnnAttentionCall() { ++cudnnCalls; }
+#endif
+
+int64_t glimmer_rt::cudnnAttentionCalls() { return cudnnCalls.load(); }
+
+void glimmer_rt::setCudnnAttention(bool on) { cudnnAttention = on; }
+
+bool glimmer_rt::cudnnAttentionEnabled() {
+  static const int forced = [] {
+    const char *e = std::getenv("GLIMMER_CUDA_ATTENTION");
+    if (e && std::strcmp(e, "cudnn") == 0)
+      return 1;
+    if (e && (std::strcmp(e, "mma") == 0 || std::strcmp(e, "simt") == 0))
+      return 0;
+    return -1;
+  }();
+  return forced >= 0 ? forced == 1 : cudnnAttention.load();
+}
+
 bool glimmer_rt::builtWithCuda() {
 #ifdef GLIMMER_RT_HAVE_CUDA
   return true;
@@ -81,6 +108,24 @@ void glimmer_rt::synchronize(Device device) {
     return;
 #ifdef GLIMMER_RT_HAVE_CUDA
   cuda::synchronize(device.index);
+#endif
+}
+
+glimmer_rt::DeferredChecks::DeferredChecks(Device device) : device(device) {
+#ifdef GLIMMER_RT_HAVE_CUDA
+  if (device.isCuda())
+    cuda::deferChecks(device.index, true);
+#endif
+}
+
+glimmer_rt::DeferredChecks::~DeferredChecks() {
+#ifdef GLIMMER_RT_HAVE_CUDA
+  if (device.isCuda()) {
+    try {
+      cuda::deferChecks(device.index, false);
+    } catch (...) { // a device already in error: nothing left to check
+    }
+  }
 #endif
 }
 

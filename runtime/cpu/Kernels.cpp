@@ -96,6 +96,14 @@ void requireShape(const char *op, const Tensor &t, const char *name,
             ", got " + t.describe());
 }
 
+/// Undefined, or a 0-d tensor of the param's type.
+void requireGradScale(const char *op, const Tensor &scale,
+                      const Tensor &param) {
+  if (scale.defined())
+    check(scale.rank() == 0 && scale.dtype() == param.dtype(), op,
+          messages::badGradScale(scale.describe(), param.describe()));
+}
+
 /// Same dtype and shape as `ref`.
 void requireLike(const char *op, const Tensor &t, const char *name,
                  const Tensor &ref, const char *refName) {
@@ -1396,7 +1404,10 @@ struct AttentionShape {
   std::vector<int64_t> qPos, kPos, qDoc, kDoc;
 
   bool allowed(int64_t b, int64_t i, int64_t j) const {
-    if (causal && kPos[size_t(b * Tk + j)] > qPos[size_t(b * Tq + i)])
+    // Causal without positions: the indices are the positions.
+    if (causal && (qPos.empty() ? j > i
+                                : kPos[size_t(b * Tk + j)] >
+                                      qPos[size_t(b * Tq + i)]))
       return false;
     if (!qDoc.empty() && kDoc[size_t(b * Tk + j)] != qDoc[size_t(b * Tq + i)])
       return false;
@@ -1438,8 +1449,6 @@ AttentionShape checkAttention(const char *op, const Tensor &q, const Tensor &k,
         "expects query and key positions together or neither");
   check(qDocuments.defined() == kDocuments.defined(), op,
         "expects query and key documents together or neither");
-  check(!causal || qPositions.defined(), op,
-        "causal attention needs query and key positions");
   if (qPositions.defined()) {
     s.qPos = indexValues(op, qPositions, "query positions");
     s.kPos = indexValues(op, kPositions, "key positions");
@@ -1813,12 +1822,14 @@ std::tuple<Tensor, Tensor> conv2dGrad(const Tensor &grad, const Tensor &x,
 std::tuple<Tensor, Tensor, Tensor>
 adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
             const Tensor &expAvgSq, const Tensor &step, double lr, double beta1,
-            double beta2, double eps, double weightDecay) {
-  if (onCuda(param, grad, expAvg, expAvgSq, step))
-    GLIMMER_CUDA_CALL(adamwUpdate, param, grad, expAvg, expAvgSq, step, lr, beta1, beta2, eps, weightDecay);
+            double beta2, double eps, double weightDecay,
+            const Tensor &gradScale) {
+  if (onCuda(param, grad, expAvg, expAvgSq, step, gradScale))
+    GLIMMER_CUDA_CALL(adamwUpdate, param, grad, expAvg, expAvgSq, step, lr, beta1, beta2, eps, weightDecay, gradScale);
   const char *op = "adamw_update";
   requireFloat(op, param, "param");
   requireLike(op, grad, "grad", param, "param");
+  requireGradScale(op, gradScale, param);
   requireLike(op, expAvg, "exp_avg", param, "param");
   requireLike(op, expAvgSq, "exp_avg_sq", param, "param");
   requireDefined(op, step, "step");
@@ -1850,9 +1861,11 @@ adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
     const T decay = T(1 - lr * weightDecay), w1 = T(1 - beta1), b2 = T(beta2),
             w2 = T(1 - beta2), c2 = T(bc2Sqrt), e = T(eps),
             negStep = T(-stepSize);
+    const bool scaled = gradScale.defined();
+    const T gs = scaled ? gradScale.data<T>()[0] : T(1);
     for (int64_t i = 0, n = param.numel(); i < n; ++i) {
       T pi = weightDecay != 0 ? P[i] * decay : P[i];
-      T g = G[i];
+      T g = scaled ? G[i] * gs : G[i];
       // torch.lerp: start + w * (end - start) for w < 0.5, else
       // end - (end - start) * (1 - w).
       T mi =
@@ -1868,21 +1881,25 @@ adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
 }
 
 Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
-                 double weightDecay) {
-  if (onCuda(param, grad))
-    GLIMMER_CUDA_CALL(sgdUpdate, param, grad, lr, weightDecay);
+                 double weightDecay, const Tensor &gradScale) {
+  if (onCuda(param, grad, gradScale))
+    GLIMMER_CUDA_CALL(sgdUpdate, param, grad, lr, weightDecay, gradScale);
   const char *op = "sgd_update";
   requireFloat(op, param, "param");
   requireLike(op, grad, "grad", param, "param");
+  requireGradScale(op, gradScale, param);
   return dispatchFloat(op, param, "param", [&](auto tag) {
     using T = decltype(tag);
     Tensor p(param.dtype(), param.shape());
     const T *P = param.data<T>(), *G = grad.data<T>();
     T *o = p.data<T>();
     const T wd = T(weightDecay), negLr = T(-lr);
+    const bool scaled = gradScale.defined();
+    const T gs = scaled ? gradScale.data<T>()[0] : T(1);
     for (int64_t i = 0, n = param.numel(); i < n; ++i) {
       // torch.optim.SGD: g = g + wd * p; p = p + (-lr) * g
-      T g = weightDecay != 0 ? G[i] + wd * P[i] : G[i];
+      T gi = scaled ? G[i] * gs : G[i];
+      T g = weightDecay != 0 ? gi + wd * P[i] : gi;
       o[i] = P[i] + negLr * g;
     }
     return p;

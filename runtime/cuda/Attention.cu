@@ -20,13 +20,20 @@
 // from per-tile statistics, never from tile indices, so it stays exact
 // after a context-parallel permutation of the sequence.
 //
+// bf16 attention with an index-causal mask (causal without positions) or
+// none, and no documents, runs in cuDNN's fused flash attention when the
+// runtime is built with cuDNN (CudnnAttention.h) and cuDNN supports the
+// shape; everything else runs here. Causal attention without positions
+// reads the indices as positions (an iota made for the call).
+//
 // Two implementations:
 //  * SIMT kernels for every type (f32 and bf16 compute in f32, f64 in f64)
 //    and head dimensions up to 256 (buckets 32/64/128/256, zero-padded);
 //  * bf16 tensor-core kernels (mma.sync m16n8k16, f32 accumulation) for
 //    head dimensions that are multiples of 8 up to 128 with 16-byte aligned
 //    operands. Setting GLIMMER_CUDA_ATTENTION=simt in the environment forces
-//    the SIMT kernels (for comparisons).
+//    the SIMT kernels, =mma these kernels instead of cuDNN's (for
+//    comparisons).
 //
 // As on the CPU, a query row with no visible key gets a zero output and
 // lse = -inf, and no gradient. lse is f64 for f64 queries and f32 otherwise
@@ -36,6 +43,9 @@
 
 #include "Checks.cuh"
 #include "Common.cuh"
+#ifdef GLIMMER_RT_HAVE_CUDNN
+#include "CudnnAttention.h"
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -84,8 +94,6 @@ AttentionShape checkAttention(const char *op, const Tensor &q, const Tensor &k,
         "expects query and key positions together or neither");
   check(qDocuments.defined() == kDocuments.defined(), op,
         "expects query and key documents together or neither");
-  check(!causal || qPositions.defined(), op,
-        "causal attention needs query and key positions");
   if (qPositions.defined()) {
     requireInt(op, qPositions, "query positions");
     requireInt(op, kPositions, "key positions");
@@ -1510,6 +1518,27 @@ void backwardTc(const Ctx &c, const Operands &o, const Grads &gr,
   }
 }
 
+/// The positions the kernels read: the operands', or for causal attention
+/// without positions the indices 0..T-1 of each row (the op's meaning).
+struct IndexPositions {
+  IndexPositions(const Ctx &c, const AttentionShape &s, bool causal,
+                 const Tensor &qPositions, const Tensor &kPositions)
+      : q(qPositions), k(kPositions) {
+    if (!causal || qPositions.defined())
+      return;
+    q = iota(c.device, DType::I64, {s.B, s.Tq}, 1);
+    k = iota(c.device, DType::I64, {s.B, s.Tk}, 1);
+  }
+  Tensor q, k;
+};
+
+#ifdef GLIMMER_RT_HAVE_CUDNN
+CudnnAttentionShape cudnnShape(const AttentionShape &s, bool causal,
+                               double scale) {
+  return {s.B, s.Hq, s.Hkv, s.Tq, s.Tk, s.D, causal, scale};
+}
+#endif
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -1531,8 +1560,15 @@ std::tuple<Tensor, Tensor> attention(const Tensor &q, const Tensor &k,
   Tensor lse = c.empty(lseType(q.dtype()), {s.B, s.Hq, s.Tq});
   if (s.B * s.Hq * s.Tq == 0)
     return std::make_tuple(out, lse);
-  Operands o{q,          k,          v,      qPositions, kPositions,
-             qDocuments, kDocuments, causal, scale,      s};
+#ifdef GLIMMER_RT_HAVE_CUDNN
+  if (!qPositions.defined() && !qDocuments.defined() &&
+      cudnnAttentionForward(op, c.device.index, c.stream, cudnnShape(s, causal, scale),
+                            q, k, v, out, lse))
+    return std::make_tuple(out, lse);
+#endif
+  IndexPositions index(c, s, causal, qPositions, kPositions);
+  Operands o{q,          k,          v,      index.q, index.k,
+             qDocuments, kDocuments, causal, scale,   s};
   dispatchFloat(op, q.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if (std::is_same<T, bf16>::value) {
@@ -1577,8 +1613,17 @@ attentionGrad(const Tensor &grad, const Tensor &q, const Tensor &k,
   // output has rows.
   if (dq.numel() == 0 && dk.numel() == 0)
     return std::make_tuple(dq, dk, dv);
-  Operands o{q,          k,          v,      qPositions, kPositions,
-             qDocuments, kDocuments, causal, scale,      s};
+#ifdef GLIMMER_RT_HAVE_CUDNN
+  if (dq.numel() > 0 && dk.numel() > 0 && !qPositions.defined() &&
+      !qDocuments.defined() &&
+      cudnnAttentionBackward(op, c.device.index, c.stream,
+                             cudnnShape(s, causal, scale), grad, q, k, v, out,
+                             lse, dq, dk, dv))
+    return std::make_tuple(dq, dk, dv);
+#endif
+  IndexPositions index(c, s, causal, qPositions, kPositions);
+  Operands o{q,          k,          v,      index.q, index.k,
+             qDocuments, kDocuments, causal, scale,   s};
   Grads gr{grad, lse, dq, dk, dv};
   dispatchFloat(op, q.dtype(), [&](auto tag) {
     using T = decltype(tag);

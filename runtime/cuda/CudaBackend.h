@@ -50,6 +50,17 @@ int deviceCount();
 /// collective whose peer died cannot hang it (a hook throws instead).
 void synchronize(int device);
 
+/// Counts a call cuDNN ran (cudnnAttentionCalls in Device.h).
+void countCudnnAttentionCall();
+
+/// Data checks of kernels on `device` issued by the calling thread: with
+/// `on`, read by the next synchronize(device) instead of at once
+/// (cuda/DeferredChecks.cu); turning it off drops checks not read yet.
+void deferChecks(int device, bool on);
+/// Reads the deferred checks (the stream has drained); throws the first
+/// failed one's error.
+void runDeferredChecks(int device);
+
 /// Called repeatedly while the host waits for `device`'s stream, with the
 /// seconds waited so far; throwing gives up the wait (the NCCL
 /// communicators notice a dead peer, an abort or a timeout this way and
@@ -148,9 +159,10 @@ std::tuple<Tensor, Tensor> conv2dGrad(const Tensor &grad, const Tensor &x,
 std::tuple<Tensor, Tensor, Tensor>
 adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
             const Tensor &expAvgSq, const Tensor &step, double lr,
-            double beta1, double beta2, double eps, double weightDecay);
+            double beta1, double beta2, double eps, double weightDecay,
+            const Tensor &gradScale);
 Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
-                 double weightDecay);
+                 double weightDecay, const Tensor &gradScale);
 
 Tensor visionBankIndices(const Tensor &tokens, int64_t imageTokenId);
 Tensor visionGather(const Tensor &embeds, const Tensor &bank,

@@ -241,8 +241,10 @@ void synchronize(int device) {
   int polls = 0;
   while (true) {
     cudaError_t status = cudaStreamQuery(s);
-    if (status == cudaSuccess)
+    if (status == cudaSuccess) {
+      runDeferredChecks(device);
       return;
+    }
     if (status != cudaErrorNotReady)
       checkCuda(status, "waiting for the device");
     double waited = std::chrono::duration<double>(

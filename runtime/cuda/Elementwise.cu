@@ -355,7 +355,7 @@ Tensor binaryChecked(const char *op, const Tensor &a, const Tensor &b,
     return binaryNumeric(op, a, b, F{nullptr});
   ErrorFlag flag(c);
   Tensor y = binaryNumeric(op, a, b, F{flag.get()});
-  check(flag.first() < 0, op, message);
+  flag.raise([message](int64_t) { return std::string(message); });
   return y;
 }
 

@@ -22,6 +22,7 @@
 #include "../common/Scalar.h"
 
 #include <array>
+#include <functional>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -232,25 +233,48 @@ void stridedCopy(const Ctx &c, size_t elemSize, const Shape &shape,
 // Error flags
 //===----------------------------------------------------------------------===//
 
+// Deferred checks (DeferredChecks.cu): while the calling thread defers
+// checks on `device`, a "no error" word of its pool (null otherwise or when
+// the pool is full), and the registration of a check on it.
+unsigned long long *deferredFlag(int device);
+void deferCheck(int device, const char *op, const unsigned long long *flag,
+                std::function<std::string(int64_t)> message);
+
 /// A device word in which kernels record the smallest position at which
 /// they found an error (so the message names the same position as the
-/// CPU's, which stops at the first).
+/// CPU's, which stops at the first). raise() reports it: at once (the host
+/// waits for the stream), or, while checks are deferred, at the next
+/// synchronize() of the device, with the same message.
 class ErrorFlag {
 public:
-  explicit ErrorFlag(const Ctx &c) : word(DType::I64, {1}, c.device) {
+  explicit ErrorFlag(const Ctx &c)
+      : op(c.op), device(c.device.index), pooled(deferredFlag(device)) {
+    if (pooled)
+      return;
+    word = Tensor(DType::I64, {1}, c.device);
     GLIMMER_CUDA_CHECK(cudaMemsetAsync(word.raw(), 0xff, 8, c.stream));
   }
   unsigned long long *get() {
-    return static_cast<unsigned long long *>(word.raw());
+    return pooled ? pooled : static_cast<unsigned long long *>(word.raw());
   }
-  /// Waits for the work queued so far; the flagged position or -1.
-  int64_t first() const {
+  /// Throws "glimmer.<op>: <message(position)>" if a kernel flagged a
+  /// position (now, or at the next synchronize). `message` may read device
+  /// tensors it holds (the offending value).
+  void raise(std::function<std::string(int64_t position)> message) const {
+    if (pooled) {
+      deferCheck(device, op, pooled, std::move(message));
+      return;
+    }
     unsigned long long v = 0;
     copy(&v, Device::cpu(), word.raw(), word.device(), sizeof(v));
-    return v == ~0ull ? -1 : int64_t(v);
+    if (v != ~0ull)
+      fail(op, message(int64_t(v)));
   }
 
 private:
+  const char *op;
+  int device;
+  unsigned long long *pooled;
   Tensor word;
 };
 

@@ -17,6 +17,7 @@
 #include "../common/Messages.h"
 #include "Checks.cuh"
 #include "Common.cuh"
+#include "ElementwiseUtil.cuh"
 
 #include <algorithm>
 #include <cfloat>
@@ -42,8 +43,6 @@ std::pair<int64_t, int64_t> checkShapes(const char *op, const Tensor &logits,
 //===----------------------------------------------------------------------===//
 // Kernels
 //===----------------------------------------------------------------------===//
-
-constexpr unsigned long long kNoError = ~0ull;
 
 /// Records the smallest position whose label is neither ignoreIndex nor in
 /// [0, V) (the CPU reports the first one).
@@ -238,41 +237,26 @@ auto dispatchLabels(DType dtype, F &&f) {
   return f(int32_t{});
 }
 
-/// Throws the CPU kernel's message when a label is out of range. Waits for
-/// the device (the check's result must reach the host).
+/// Throws the CPU kernel's message when a label is out of range (at once,
+/// or at the step's end when checks are deferred: ErrorFlag).
 void validateLabels(const Ctx &c, const Tensor &labels, int64_t V,
                     int64_t ignoreIndex) {
   int64_t n = labels.numel();
   if (n == 0)
     return;
-  Tensor flag = c.empty(DType::I64, {});
-  GLIMMER_CUDA_CHECK(cudaMemsetAsync(flag.raw(), 0xff, sizeof(int64_t),
-                                     c.stream)); // kNoError
+  util::ErrorFlag flag(c);
   dispatchLabels(labels.dtype(), [&](auto tag) {
     using L = decltype(tag);
     unsigned blocks = std::min<unsigned>(blocksFor(n), 1024);
     findBadLabel<L><<<blocks, kThreads, 0, c.stream>>>(
-        static_cast<unsigned long long *>(flag.raw()), labels.data<L>(), n, V,
-        ignoreIndex);
+        flag.get(), labels.data<L>(), n, V, ignoreIndex);
     GLIMMER_CUDA_LAUNCHED(c.op);
     return 0;
   });
-  unsigned long long bad = kNoError;
-  copy(&bad, Device::cpu(), flag.raw(), c.device, sizeof(bad));
-  if (bad == kNoError)
-    return;
-  int64_t label = 0;
-  size_t es = dtypeSize(labels.dtype());
-  if (labels.dtype() == DType::I64) {
-    copy(&label, Device::cpu(),
-         static_cast<const char *>(labels.raw()) + bad * es, c.device, es);
-  } else {
-    int32_t small = 0;
-    copy(&small, Device::cpu(),
-         static_cast<const char *>(labels.raw()) + bad * es, c.device, es);
-    label = small;
-  }
-  fail(c.op, messages::labelOutOfRange(label, int64_t(bad), V, ignoreIndex));
+  flag.raise([labels, V, ignoreIndex](int64_t bad) {
+    return messages::labelOutOfRange(util::readIndex(labels, bad), bad, V,
+                                     ignoreIndex);
+  });
 }
 
 } // namespace

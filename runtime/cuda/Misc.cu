@@ -100,9 +100,20 @@ __global__ void embeddingGradKernel(const T *grad, const I *ids, acc_t<T> *out,
 /// torch.optim.AdamW (single-tensor path), in the CPU's order of operations.
 /// The bias corrections depend on the step, which lives on the device: one
 /// thread per block computes them in double (as Python floats).
+/// grad * scale rounded to T, as a separate mul kernel would store it.
 template <typename T>
-__global__ void adamwKernel(const T *P, const T *G, const T *M, const T *V,
-                            const int64_t *step, T *oP, T *oM, T *oV, int64_t n,
+__device__ __forceinline__ acc_t<T> scaledGrad(acc_t<T> g, const T *scale) {
+  if (!scale)
+    return g;
+  T r;
+  st(&r, g * ld(scale));
+  return ld(&r);
+}
+
+template <typename T>
+__global__ void adamwKernel(const T *P, const T *G, const T *S, const T *M,
+                            const T *V, const int64_t *step, T *oP, T *oM,
+                            T *oV, int64_t n,
                             double lr, double beta1, double beta2, bool decayOn,
                             acc_t<T> decay, acc_t<T> w1, acc_t<T> b2,
                             acc_t<T> w2, acc_t<T> e, unsigned long long *flag) {
@@ -128,7 +139,7 @@ __global__ void adamwKernel(const T *P, const T *G, const T *M, const T *V,
   for (int64_t i = gridStart(); i < n; i += gridStride()) {
     A p = ld(P + i);
     A pi = decayOn ? p * decay : p;
-    A g = ld(G + i), m = ld(M + i);
+    A g = scaledGrad(ld(G + i), S), m = ld(M + i);
     // torch.lerp: start + w * (end - start) for w < 0.5, else
     // end - (end - start) * (1 - w).
     A mi = w1 < A(0.5) ? m + w1 * (g - m) : g - (g - m) * (A(1) - w1);
@@ -146,11 +157,12 @@ __global__ void adamwKernel(const T *P, const T *G, const T *M, const T *V,
 
 /// torch.optim.SGD: g = g + wd * p; p = p + (-lr) * g.
 template <typename T>
-__global__ void sgdKernel(const T *P, const T *G, T *out, int64_t n,
-                          bool decayOn, acc_t<T> wd, acc_t<T> negLr) {
+__global__ void sgdKernel(const T *P, const T *G, const T *S, T *out,
+                          int64_t n, bool decayOn, acc_t<T> wd,
+                          acc_t<T> negLr) {
   using A = acc_t<T>;
   for (int64_t i = gridStart(); i < n; i += gridStride()) {
-    A p = ld(P + i), g = ld(G + i);
+    A p = ld(P + i), g = scaledGrad(ld(G + i), S);
     if (decayOn)
       g = g + wd * p;
     st(out + i, p + negLr * g);
@@ -245,16 +257,15 @@ void checkTokenRows(const char *op, const Tensor &rows, const char *rowsName,
   requireShape(op, indices, "indices", {rows.dim(0), rows.dim(1)});
 }
 
-/// Throws the CPU's message when a kernel flagged a bank index.
-void checkBankFlag(const char *op, const ErrorFlag &flag, const Tensor &indices,
+/// The CPU's message when a kernel flagged a bank index.
+void checkBankFlag(const ErrorFlag &flag, const Tensor &indices,
                    int64_t bankRows) {
-  int64_t p = flag.first();
-  if (p < 0)
-    return;
-  fail(op, "vision bank index " + std::to_string(readIndex(indices, p)) +
-               " at position " + std::to_string(p) +
-               " is out of range for a bank of " + std::to_string(bankRows) +
-               " rows (more image tokens than image features?)");
+  flag.raise([indices, bankRows](int64_t p) {
+    return "vision bank index " + std::to_string(readIndex(indices, p)) +
+           " at position " + std::to_string(p) +
+           " is out of range for a bank of " + std::to_string(bankRows) +
+           " rows (more image tokens than image features?)";
+  });
 }
 
 /// Scatter-add target: the result itself, or an f32 scratch for bf16.
@@ -310,9 +321,9 @@ Tensor embedding(const Tensor &table, const Tensor &ids) {
              ids.data<I>(), y.data<E>(), positions * W, W, V, flag.get());
     });
   });
-  int64_t p = flag.first();
-  if (p >= 0)
-    fail(op, messages::idOutOfRange(readIndex(ids, p), p, V));
+  flag.raise([ids, V](int64_t p) {
+    return messages::idOutOfRange(readIndex(ids, p), p, V);
+  });
   return y;
 }
 
@@ -329,12 +340,11 @@ Tensor checkIndices(const Tensor &ids, int64_t bound, bool hasIgnore,
     launch(c, n, checkIndicesKernel<I>, ids.data<I>(), n, int64_t(0), bound,
            hasIgnore, ignoreIndex, flag.get());
   });
-  int64_t p = flag.first();
-  if (p >= 0) {
+  flag.raise([ids, bound, hasIgnore, ignoreIndex](int64_t p) {
     int64_t v = readIndex(ids, p);
-    fail(op, hasIgnore ? messages::labelOutOfRange(v, p, bound, ignoreIndex)
-                       : messages::idOutOfRange(v, p, bound));
-  }
+    return hasIgnore ? messages::labelOutOfRange(v, p, bound, ignoreIndex)
+                     : messages::idOutOfRange(v, p, bound);
+  });
   return ids;
 }
 
@@ -370,9 +380,9 @@ Tensor embeddingGrad(const Tensor &grad, const Tensor &ids,
                ids.data<I>(), acc.data<acc_t<T>>(), positions * D, D,
                numEmbeddings, flag.get());
     });
-    int64_t p = flag.first();
-    if (p >= 0)
-      fail(op, messages::idOutOfRange(readIndex(ids, p), p, numEmbeddings));
+    flag.raise([ids, numEmbeddings](int64_t p) {
+      return messages::idOutOfRange(readIndex(ids, p), p, numEmbeddings);
+    });
     finishAccumulator<T>(c, acc, out);
     return out;
   });
@@ -382,14 +392,30 @@ Tensor embeddingGrad(const Tensor &grad, const Tensor &ids,
 // Optimizers
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// Undefined, or a 0-d tensor of the param's type.
+void requireGradScale(const char *op, const Tensor &scale,
+                      const Tensor &param) {
+  if (scale.defined())
+    check(scale.rank() == 0 && scale.dtype() == param.dtype(), op,
+          messages::badGradScale(scale.describe(), param.describe()));
+}
+
+template <typename T> const T *scaleOf(const Tensor &scale) {
+  return scale.defined() ? scale.data<T>() : nullptr;
+}
+} // namespace
+
 std::tuple<Tensor, Tensor, Tensor>
 adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
             const Tensor &expAvgSq, const Tensor &step, double lr, double beta1,
-            double beta2, double eps, double weightDecay) {
+            double beta2, double eps, double weightDecay,
+            const Tensor &gradScale) {
   const char *op = "adamw_update";
-  Ctx c(op, {&param, &grad, &expAvg, &expAvgSq, &step});
+  Ctx c(op, {&param, &grad, &expAvg, &expAvgSq, &step, &gradScale});
   requireFloat(op, param, "param");
   requireLike(op, grad, "grad", param, "param");
+  requireGradScale(op, gradScale, param);
   requireLike(op, expAvg, "exp_avg", param, "param");
   requireLike(op, expAvgSq, "exp_avg_sq", param, "param");
   requireDefined(op, step, "step");
@@ -408,30 +434,30 @@ adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
     ErrorFlag flag(c);
     // At least one thread, so the step is checked for empty tensors too.
     launch(c, n > 0 ? n : 1, adamwKernel<T>, param.data<T>(), grad.data<T>(),
-           expAvg.data<T>(), expAvgSq.data<T>(), step.data<int64_t>(),
+           scaleOf<T>(gradScale), expAvg.data<T>(), expAvgSq.data<T>(), step.data<int64_t>(),
            p.data<T>(), m.data<T>(), v.data<T>(), n, lr, beta1, beta2,
            weightDecay != 0, A(1 - lr * weightDecay), A(1 - beta1), A(beta2),
            A(1 - beta2), A(eps), flag.get());
-    // The 1-based step check reads a flag back, which waits for the stream.
-    if (flag.first() >= 0)
-      fail(op,
-           "expects a 1-based step, got " + std::to_string(readIndex(step, 0)));
+    flag.raise([step](int64_t) {
+      return "expects a 1-based step, got " + std::to_string(readIndex(step, 0));
+    });
     return std::make_tuple(p, m, v);
   });
 }
 
 Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
-                 double weightDecay) {
+                 double weightDecay, const Tensor &gradScale) {
   const char *op = "sgd_update";
-  Ctx c(op, {&param, &grad});
+  Ctx c(op, {&param, &grad, &gradScale});
   requireFloat(op, param, "param");
   requireLike(op, grad, "grad", param, "param");
+  requireGradScale(op, gradScale, param);
   return dispatchFloat(op, param.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using A = acc_t<T>;
     Tensor p = c.empty(param.dtype(), param.shape());
     launch(c, param.numel(), sgdKernel<T>, param.data<T>(), grad.data<T>(),
-           p.data<T>(), param.numel(), weightDecay != 0, A(weightDecay),
+           scaleOf<T>(gradScale), p.data<T>(), param.numel(), weightDecay != 0, A(weightDecay),
            A(-lr));
     return p;
   });
@@ -495,7 +521,7 @@ Tensor visionGather(const Tensor &embeds, const Tensor &bank,
              N, flag.get());
     });
   });
-  checkBankFlag(op, flag, indices, N);
+  checkBankFlag(flag, indices, N);
   return y;
 }
 
@@ -526,7 +552,7 @@ visionGatherGrad(const Tensor &grad, const Tensor &indices, int64_t bankRows) {
                indices.data<I>(), de.data<T>(), acc.data<acc_t<T>>(),
                positions * D, D, bankRows, flag.get());
     });
-    checkBankFlag(op, flag, indices, bankRows);
+    checkBankFlag(flag, indices, bankRows);
     finishAccumulator<T>(c, acc, db);
     return std::make_tuple(de, db);
   });

@@ -320,6 +320,8 @@ void Ranks::run(const std::function<void(int64_t rank)> &fn) {
     int64_t r = localRanks[i];
     RankScope rank(RankContext::forRank(spmd, r));
     DeviceScope device(impl->devices[i]);
+    // Data checks are read once, by the synchronize that ends the step.
+    DeferredChecks checks(impl->devices[i]);
     if (!impl->comms[i]) {
       if (impl->inProcess)
         impl->comms[i] = impl->inProcess->communicator(r);

@@ -551,14 +551,16 @@ LogicalResult FunctionLowering::lower(Operation *op) {
                         .real(a.getBeta1())
                         .real(a.getBeta2())
                         .real(a.getEps())
-                        .real(a.getWeightDecay()));
+                        .real(a.getWeightDecay())
+                        .optional(map(a.getGradScale())));
       })
       .Case([&](SgdUpdateOp s) -> LogicalResult {
         return one(call("sgdUpdate")
                        .operand(map(s.getParam()))
                        .operand(map(s.getGrad()))
                        .real(s.getLr())
-                       .real(s.getWeightDecay()));
+                       .real(s.getWeightDecay())
+                       .optional(map(s.getGradScale())));
       })
       .Case([&](CheckIndicesOp c) -> LogicalResult {
         std::optional<int64_t> ignore = c.getIgnoreIndex();

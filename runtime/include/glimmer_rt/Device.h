@@ -60,11 +60,40 @@ private:
 
 /// Whether the runtime was built with the CUDA backend.
 bool builtWithCuda();
+/// Whether bf16 attention with an index-causal mask or none may run in
+/// cuDNN's fused flash attention (when the runtime was built with cuDNN).
+/// On by default; the Python modules turn it off when they load: in a
+/// Python process on the GPU machine we measure on, building a cuDNN plan
+/// crashes inside cudnn-frontend (not in glimmer-train or glimmer-run, and
+/// not in a C++ program), which is not understood yet. The environment
+/// variable GLIMMER_CUDA_ATTENTION overrides both (`cudnn`: on; `mma` or
+/// `simt`: the runtime's own kernels).
+void setCudnnAttention(bool on);
+bool cudnnAttentionEnabled();
+/// Attention forward and backward calls cuDNN has run in this process.
+int64_t cudnnAttentionCalls();
 /// Number of CUDA devices visible (0 without the CUDA backend or a GPU).
 int cudaDeviceCount();
 /// Waits for the work queued on `device` (no-op on the CPU). Throws
 /// RuntimeError when the device reports an error.
 void synchronize(Device device);
+
+/// For its lifetime, data checks of kernels on `device` (ids and labels in
+/// range, the optimizer's step) do not make the host wait for the device:
+/// the next synchronize(device) throws the first failed one, with the
+/// message an immediate check gives. Ranks::run holds one around each
+/// rank's step, which ends with a synchronize. No-op on the CPU, whose
+/// kernels check as they run.
+class DeferredChecks {
+public:
+  explicit DeferredChecks(Device device);
+  ~DeferredChecks();
+  DeferredChecks(const DeferredChecks &) = delete;
+  DeferredChecks &operator=(const DeferredChecks &) = delete;
+
+private:
+  Device device;
+};
 
 /// The high-water mark, since the last resetPeakDeviceMemory, of the device
 /// memory the runtime's allocator has handed out on `device` and not got

@@ -156,14 +156,17 @@ std::tuple<Tensor, Tensor> conv2dGrad(const Tensor &grad, const Tensor &x,
                                       const std::vector<int64_t> &stride,
                                       const std::vector<int64_t> &padding);
 
-// Optimizers (torch.optim semantics). step: 0-d I64, 1-based.
+// Optimizers (torch.optim semantics). step: 0-d I64, 1-based. gradScale,
+// when defined, is a 0-d tensor of the param's type that multiplies grad
+// first (gradient clipping's coefficient), rounded as a separate mul.
 /// (param, exp_avg, exp_avg_sq)
 std::tuple<Tensor, Tensor, Tensor>
 adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
             const Tensor &expAvgSq, const Tensor &step, double lr,
-            double beta1, double beta2, double eps, double weightDecay);
+            double beta1, double beta2, double eps, double weightDecay,
+            const Tensor &gradScale = Tensor());
 Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
-                 double weightDecay);
+                 double weightDecay, const Tensor &gradScale = Tensor());
 
 // Multimodal.
 /// cumsum(tokens == id) - 1 over the flattened batch, -1 on other tokens.

@@ -382,15 +382,6 @@ func.func @attention_zero_scale(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> 
 
 // -----
 
-// The causal mask is defined by positions, which are missing.
-func.func @attention_causal_without_positions(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
-  // expected-error @+1 {{'glimmer.attention' op causal attention needs query and key positions}}
-  %o, %lse = glimmer.attention %q, %q, %q causal scale = 0.5 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
-  return %o : tensor<1x2x8x4xf32>
-}
-
-// -----
-
 // Query positions without key positions (generic form only).
 func.func @attention_unpaired_positions(%q: tensor<1x2x8x4xf32>, %pos: tensor<1x8xi64>) -> tensor<1x2x8x4xf32> {
   // expected-error @+1 {{'glimmer.attention' op expects query and key positions together or neither}}
@@ -474,14 +465,6 @@ func.func @attention_grad_lse_type(%x: tensor<1x2x8x4xf32>, %lse: tensor<1x8xf32
   return %dq : tensor<1x2x8x4xf32>
 }
 
-// -----
-
-// attention_grad shares the forward's causal check.
-func.func @attention_grad_causal_without_positions(%x: tensor<1x2x8x4xf32>, %lse: tensor<1x2x8xf32>) -> tensor<1x2x8x4xf32> {
-  // expected-error @+1 {{'glimmer.attention_grad' op causal attention needs query and key positions}}
-  %dq, %dk, %dv = glimmer.attention_grad %x, %x, %x, %x, %x, %lse causal scale = 0.5 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
-  return %dq : tensor<1x2x8x4xf32>
-}
 
 //===----------------------------------------------------------------------===//
 // softmax, cross_entropy

@@ -137,6 +137,18 @@ func.func @attention_plain(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>, %
 
 // -----
 
+// Causal attention without positions: the indices are the positions.
+// CHECK-LABEL: func.func @attention_index_causal
+// CHECK: glimmer.attention %{{.*}}, %{{.*}}, %{{.*}} causal scale = 2.500000e-01 :
+func.func @attention_index_causal(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>)
+    -> (tensor<2x4x8x16xf32>, tensor<2x4x8xf32>) {
+  %o, %lse = glimmer.attention %q, %k, %k causal scale = 0.25
+      : tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32> -> tensor<2x4x8x16xf32>, tensor<2x4x8xf32>
+  return %o, %lse : tensor<2x4x8x16xf32>, tensor<2x4x8xf32>
+}
+
+// -----
+
 // attention with positions but no causal flag (positions carried, no mask).
 // CHECK-LABEL: func.func @attention_positions_not_causal
 // CHECK: glimmer.attention %{{.*}}, %{{.*}}, %{{.*}} positions(%{{.*}}, %{{.*}} : tensor<2x8xi64>, tensor<2x8xi64>) scale = 2.500000e-01 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>, tensor<2x4x8xf32>

@@ -530,8 +530,7 @@ LogicalResult RopeOp::verify() {
 /// (output, lse) types.
 static FailureOr<std::pair<Type, Type>>
 verifyAttentionOperands(Operation *op, Value q, Value k, Value v, Value qPos,
-                        Value kPos, Value qDoc, Value kDoc, bool causal,
-                        double scale) {
+                        Value kPos, Value qDoc, Value kDoc, double scale) {
   for (auto [val, name] : {std::pair{q, "query"}, std::pair{k, "key"},
                            std::pair{v, "value"}})
     if (failed(checkRank(op, val, 4, Twine(name).concat(" [B, H, T, D]").str())))
@@ -560,9 +559,6 @@ verifyAttentionOperands(Operation *op, Value q, Value k, Value v, Value qPos,
   if (!qDoc != !kDoc)
     return op->emitOpError()
            << "expects query and key documents together or neither";
-  if (causal && !qPos)
-    return op->emitOpError()
-           << "causal attention needs query and key positions";
   if (qPos) {
     if (failed(checkShape(op, qPos, "query positions", {b, tq})) ||
         failed(checkShape(op, kPos, "key positions", {b, tk})))
@@ -583,7 +579,7 @@ verifyAttentionOperands(Operation *op, Value q, Value k, Value v, Value qPos,
 LogicalResult AttentionOp::verify() {
   auto expected = verifyAttentionOperands(
       *this, getQuery(), getKey(), getValue(), getQueryPositions(),
-      getKeyPositions(), getQueryDocuments(), getKeyDocuments(), getCausal(),
+      getKeyPositions(), getQueryDocuments(), getKeyDocuments(),
       getScale().convertToDouble());
   if (failed(expected))
     return failure();
@@ -595,7 +591,7 @@ LogicalResult AttentionOp::verify() {
 LogicalResult AttentionGradOp::verify() {
   auto expected = verifyAttentionOperands(
       *this, getQuery(), getKey(), getValue(), getQueryPositions(),
-      getKeyPositions(), getQueryDocuments(), getKeyDocuments(), getCausal(),
+      getKeyPositions(), getQueryDocuments(), getKeyDocuments(),
       getScale().convertToDouble());
   if (failed(expected))
     return failure();
@@ -713,9 +709,19 @@ static LogicalResult checkNonNegative(Operation *op, StringRef name,
   return success();
 }
 
+/// grad_scale, when present, is a scalar of the parameter's element type.
+static LogicalResult checkGradScale(Operation *op, Value scale, Value param) {
+  if (!scale)
+    return success();
+  Type elem = tensorType(param).getElementType();
+  return checkType(op, scale, "grad_scale", RankedTensorType::get({}, elem));
+}
+
 LogicalResult AdamWUpdateOp::verify() {
   if (tensorType(getStep()).getRank() != 0)
     return emitOpError() << "expects a scalar (rank-0) step";
+  if (failed(checkGradScale(*this, getGradScale(), getParam())))
+    return failure();
   for (auto [name, beta] : {std::pair{"beta1", getBeta1()},
                             std::pair{"beta2", getBeta2()}}) {
     double b = beta.convertToDouble();
@@ -730,7 +736,8 @@ LogicalResult AdamWUpdateOp::verify() {
 }
 
 LogicalResult SgdUpdateOp::verify() {
-  if (failed(checkNonNegative(*this, "lr", getLr().convertToDouble())))
+  if (failed(checkGradScale(*this, getGradScale(), getParam())) ||
+      failed(checkNonNegative(*this, "lr", getLr().convertToDouble())))
     return failure();
   return checkNonNegative(*this, "weight_decay",
                           getWeightDecay().convertToDouble());

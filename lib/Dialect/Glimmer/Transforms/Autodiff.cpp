@@ -73,14 +73,6 @@ Value splat(OpBuilder &b, Location loc, RankedTensorType type, double v) {
       DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), v)));
 }
 
-/// `v` broadcast to `type` from a scalar.
-Value broadcastScalar(OpBuilder &b, Location loc, Value v,
-                      RankedTensorType type) {
-  if (v.getType() == type)
-    return v;
-  return BroadcastInDimOp::create(b, loc, type, v, b.getDenseI64ArrayAttr({}));
-}
-
 struct AutodiffPass : public glimmer::impl::GlimmerAutodiffBase<AutodiffPass> {
   using Base::Base;
 
@@ -620,24 +612,23 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
     Value p = entry->getArgument(k * stride);
     Value g = gradOf[k];
     auto pType = cast<RankedTensorType>(p.getType());
-    if (scale) {
-      Value s = scale;
-      if (pType.getElementType() != normElem)
-        s = ConvertOp::create(
-            b, loc, RankedTensorType::get({}, pType.getElementType()), s);
-      g = MulOp::create(b, loc, g, broadcastScalar(b, loc, s, pType));
-    }
+    // The clipping coefficient scales the gradient inside the update (no
+    // scaled copy of every gradient).
+    Value s = scale;
+    if (s && pType.getElementType() != normElem)
+      s = ConvertOp::create(
+          b, loc, RankedTensorType::get({}, pType.getElementType()), s);
     if (adamw) {
       auto update = AdamWUpdateOp::create(
           b, loc, p, g, entry->getArgument(k * stride + 2),
-          entry->getArgument(k * stride + 3), step, b.getF64FloatAttr(lr),
+          entry->getArgument(k * stride + 3), step, s, b.getF64FloatAttr(lr),
           b.getF64FloatAttr(beta1), b.getF64FloatAttr(beta2),
           b.getF64FloatAttr(eps), b.getF64FloatAttr(wd));
       newParams.push_back(update.getNewParam());
       newAvg.push_back(update.getNewExpAvg());
       newAvgSq.push_back(update.getNewExpAvgSq());
     } else {
-      newParams.push_back(SgdUpdateOp::create(b, loc, p, g,
+      newParams.push_back(SgdUpdateOp::create(b, loc, p, g, s,
                                               b.getF64FloatAttr(lr),
                                               b.getF64FloatAttr(wd)));
     }

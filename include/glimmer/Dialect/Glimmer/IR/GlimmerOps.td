@@ -562,8 +562,11 @@ def Glimmer_AttentionOp : Glimmer_Op<"attention",
     multiple of `Hkv` (grouped-query attention). With `causal`, query `i` sees
     key `j` iff `key_positions[b, j] <= query_positions[b, i]`: the mask is a
     function of explicit positions, not of tensor indices, so it stays correct
-    after the context-parallel permutation. Optional document ids further
-    restrict attention to equal ids. Returns the output and the row
+    after the context-parallel permutation. Causal attention without
+    positions takes the indices as positions (query `i` sees key `j` iff
+    `j <= i`), as `glimmer-simplify-attention-masks` leaves it when the
+    positions are the sequence index. Optional document ids further restrict
+    attention to equal ids. Returns the output and the row
     log-sum-exp `[B, Hq, Tq]` (f32 or f64) that the backward pass reuses.
 
     ```mlir
@@ -747,22 +750,28 @@ def Glimmer_AdamWUpdateOp : Glimmer_Op<"adamw_update",
   let description = [{
     `step` is the 1-based step count (an `i64` scalar tensor) used for bias
     correction. Decoupled weight decay multiplies the parameter by
-    `1 - lr * weight_decay` before the Adam update.
+    `1 - lr * weight_decay` before the Adam update. With `grad_scale` (a
+    scalar of the parameter's type: gradient clipping's coefficient) the
+    update uses `grad * grad_scale`, rounded to the parameter's type as a
+    separate multiply would, without materializing the scaled gradient.
 
     ```mlir
     %p1, %m1, %v1 = glimmer.adamw_update %p, %g, %m, %v, %step lr = 1.0e-03
         beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<i64>
+    %p2, %m2, %v2 = glimmer.adamw_update %p, %g, %m, %v, %step grad_scale(%coef : tensor<f32>)
+        lr = 1.0e-03 beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<i64>
     ```
   }];
   let arguments = (ins Glimmer_FloatTensor:$param, Glimmer_FloatTensor:$grad,
                        Glimmer_FloatTensor:$exp_avg, Glimmer_FloatTensor:$exp_avg_sq,
                        StaticShapeTensorOf<[I64]>:$step,
+                       Optional<Glimmer_FloatTensor>:$grad_scale,
                        F64Attr:$lr, F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
                        F64Attr:$weight_decay);
   let results = (outs Glimmer_FloatTensor:$new_param,
                       Glimmer_FloatTensor:$new_exp_avg,
                       Glimmer_FloatTensor:$new_exp_avg_sq);
-  let assemblyFormat = "$param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $step `lr` `=` $lr `beta1` `=` $beta1 `beta2` `=` $beta2 `eps` `=` $eps `weight_decay` `=` $weight_decay attr-dict `:` type($param) `,` type($step)";
+  let assemblyFormat = "$param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $step (`grad_scale` `(` $grad_scale^ `:` type($grad_scale) `)`)? `lr` `=` $lr `beta1` `=` $beta1 `beta2` `=` $beta2 `eps` `=` $eps `weight_decay` `=` $weight_decay attr-dict `:` type($param) `,` type($step)";
   let hasVerifier = 1;
 }
 
@@ -770,16 +779,18 @@ def Glimmer_SgdUpdateOp : Glimmer_Op<"sgd_update",
     [Glimmer_ShardingRuleOpInterface, Pure, AllTypesMatch<["param", "grad", "new_param"]>]> {
   let summary = "One SGD step (torch.optim.SGD semantics, no momentum)";
   let description = [{
-    `param - lr * (grad + weight_decay * param)`.
+    `param - lr * (grad + weight_decay * param)`; with `grad_scale`, `grad`
+    is first multiplied by it (as in `glimmer.adamw_update`).
 
     ```mlir
     %p1 = glimmer.sgd_update %p, %g lr = 0.1 weight_decay = 0.0 : tensor<16xf32>
     ```
   }];
   let arguments = (ins Glimmer_FloatTensor:$param, Glimmer_FloatTensor:$grad,
+                       Optional<Glimmer_FloatTensor>:$grad_scale,
                        F64Attr:$lr, F64Attr:$weight_decay);
   let results = (outs Glimmer_FloatTensor:$new_param);
-  let assemblyFormat = "$param `,` $grad `lr` `=` $lr `weight_decay` `=` $weight_decay attr-dict `:` type($param)";
+  let assemblyFormat = "$param `,` $grad (`grad_scale` `(` $grad_scale^ `:` type($grad_scale) `)`)? `lr` `=` $lr `weight_decay` `=` $weight_decay attr-dict `:` type($param)";
   let hasVerifier = 1;
 }
 

@@ -549,6 +549,46 @@ def GlimmerReducePartials : Pass<"glimmer-reduce-partials", "::mlir::ModuleOp"> 
   let dependentDialects = ["::glimmer::GlimmerDialect"];
 }
 
+def GlimmerSimplifyAttentionMasks
+    : Pass<"glimmer-simplify-attention-masks", "::mlir::ModuleOp"> {
+  let summary = "Drops attention positions that cannot change the mask";
+  let description = [{
+    Runs last, on the rank-local program after partitioning and autodiff. An
+    attention's mask is a function of its positions and documents; two
+    kinds of positions say nothing an index could not:
+
+    * positions of non-causal attention without documents (they do not
+      enter the mask at all);
+    * causal positions that are, on both sides, the sequence index (a
+      `glimmer.iota` along dimension 1 of `[B, T]`): key `j` is visible to
+      query `i` iff `j <= i`, which is what causal attention without
+      positions means.
+
+    Both are dropped from `glimmer.attention` and `glimmer.attention_grad`.
+    A kernel then knows from the call alone that the mask is the plain
+    (index-)causal one or none, and the CUDA backend runs those in cuDNN's
+    fused flash attention instead of the position-masked kernels, with no
+    look at the positions' data. Under context parallelism the positions are
+    permuted (`glimmer.cp_permute`), so they are not an iota and stay.
+
+    Before:
+    ```mlir
+    %pos = glimmer.iota dim = 1 : tensor<2x8xi64>
+    %o, %lse = glimmer.attention %q, %k, %v
+        positions(%pos, %pos : tensor<2x8xi64>, tensor<2x8xi64>) causal scale = 0.25
+        : tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>
+          -> tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>
+    ```
+    After:
+    ```mlir
+    %o, %lse = glimmer.attention %q, %k, %v causal scale = 0.25
+        : tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>
+          -> tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>
+    ```
+  }];
+  let dependentDialects = ["::glimmer::GlimmerDialect"];
+}
+
 def GlimmerSeedSharding : Pass<"glimmer-seed-sharding", "::mlir::ModuleOp"> {
   let summary = "Seeds parameter shardings from the tensor-parallel plan";
   let description = [{

@@ -1,0 +1,241 @@
+//===- CudnnAttention.cpp - cuDNN's fused flash attention -----------------===//
+//
+// One cudnn-frontend graph per (direction, shape, mask, scale) and device,
+// built on first use and kept for the process: rank threads come and go
+// with every step, so a per-thread cache would rebuild the plans each step.
+// Each device has one cuDNN handle; a mutex serializes the (host-side,
+// asynchronous) plan lookups and launches on it. A shape cuDNN does not
+// support is cached as such and falls back to Attention.cu every time after
+// without asking again.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudnnAttention.h"
+#include "CudaBackend.h"
+
+#include "glimmer_rt/Device.h"
+
+#include <cudnn_frontend.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <unordered_map>
+
+namespace glimmer_rt {
+namespace cuda {
+namespace {
+
+namespace fe = cudnn_frontend;
+
+// Tensor uids of the graphs' variant packs.
+enum : int64_t { kQ = 1, kK, kV, kO, kStats, kDO, kDQ, kDK, kDV };
+
+[[noreturn]] void fail(const char *op, const std::string &what) {
+  throw RuntimeError(std::string("glimmer.") + op + ": cuDNN attention: " +
+                     what);
+}
+
+std::vector<int64_t> contiguous(const std::vector<int64_t> &dims) {
+  std::vector<int64_t> stride(dims.size(), 1);
+  for (size_t i = dims.size() - 1; i > 0; --i)
+    stride[i - 1] = stride[i] * dims[i];
+  return stride;
+}
+
+std::shared_ptr<fe::graph::Tensor_attributes>
+input(fe::graph::Graph &g, const char *name, int64_t uid,
+      std::vector<int64_t> dims,
+      fe::DataType_t type = fe::DataType_t::BFLOAT16) {
+  auto strides = contiguous(dims);
+  return g.tensor(fe::graph::Tensor_attributes()
+                      .set_name(name)
+                      .set_uid(uid)
+                      .set_dim(dims)
+                      .set_stride(strides)
+                      .set_data_type(type));
+}
+
+void output(const std::shared_ptr<fe::graph::Tensor_attributes> &t,
+            int64_t uid, std::vector<int64_t> dims,
+            fe::DataType_t type = fe::DataType_t::BFLOAT16) {
+  auto strides = contiguous(dims);
+  t->set_output(true).set_uid(uid).set_dim(dims).set_stride(strides)
+      .set_data_type(type);
+}
+
+using Key = std::tuple<bool, int64_t, int64_t, int64_t, int64_t, int64_t,
+                       int64_t, bool, double>;
+
+struct Plan {
+  std::shared_ptr<fe::graph::Graph> graph; // null: cuDNN cannot run it
+  int64_t workspace = 0;
+};
+
+std::shared_ptr<fe::graph::Graph> newGraph() {
+  auto g = std::make_shared<fe::graph::Graph>();
+  g->set_io_data_type(fe::DataType_t::BFLOAT16)
+      .set_intermediate_data_type(fe::DataType_t::FLOAT)
+      .set_compute_data_type(fe::DataType_t::FLOAT);
+  return g;
+}
+
+std::shared_ptr<fe::graph::Graph> forwardGraph(const CudnnAttentionShape &s) {
+  auto g = newGraph();
+  auto q = input(*g, "Q", kQ, {s.B, s.Hq, s.Tq, s.D});
+  auto k = input(*g, "K", kK, {s.B, s.Hkv, s.Tk, s.D});
+  auto v = input(*g, "V", kV, {s.B, s.Hkv, s.Tk, s.D});
+  auto options = fe::graph::SDPA_attributes()
+                     .set_name("glimmer_attention")
+                     .set_generate_stats(true)
+                     .set_attn_scale(float(s.scale));
+  if (s.causal)
+    options.set_causal_mask(true); // top-left: key j <= query i
+  auto [o, stats] = g->sdpa(q, k, v, options);
+  output(o, kO, {s.B, s.Hq, s.Tq, s.D});
+  output(stats, kStats, {s.B, s.Hq, s.Tq, 1}, fe::DataType_t::FLOAT);
+  return g;
+}
+
+std::shared_ptr<fe::graph::Graph> backwardGraph(const CudnnAttentionShape &s) {
+  auto g = newGraph();
+  auto q = input(*g, "Q", kQ, {s.B, s.Hq, s.Tq, s.D});
+  auto k = input(*g, "K", kK, {s.B, s.Hkv, s.Tk, s.D});
+  auto v = input(*g, "V", kV, {s.B, s.Hkv, s.Tk, s.D});
+  auto o = input(*g, "O", kO, {s.B, s.Hq, s.Tq, s.D});
+  auto dO = input(*g, "dO", kDO, {s.B, s.Hq, s.Tq, s.D});
+  auto stats = input(*g, "Stats", kStats, {s.B, s.Hq, s.Tq, 1},
+                     fe::DataType_t::FLOAT);
+  auto options = fe::graph::SDPA_backward_attributes()
+                     .set_name("glimmer_attention_grad")
+                     .set_attn_scale(float(s.scale))
+                     .set_deterministic_algorithm(true);
+  if (s.causal)
+    options.set_causal_mask(true);
+  auto [dq, dk, dv] = g->sdpa_backward(q, k, v, o, dO, stats, options);
+  output(dq, kDQ, {s.B, s.Hq, s.Tq, s.D});
+  output(dk, kDK, {s.B, s.Hkv, s.Tk, s.D});
+  output(dv, kDV, {s.B, s.Hkv, s.Tk, s.D});
+  return g;
+}
+
+/// A device's cuDNN handle and plans. Never destroyed: plans may be in use
+/// until the process exits, and cuDNN may be unloaded before static
+/// destructors run.
+struct DeviceCache {
+  std::mutex mutex;
+  cudnnHandle_t handle = nullptr;
+  std::map<Key, Plan> plans;
+};
+
+DeviceCache &cacheFor(const char *op, int device) {
+  static std::mutex mutex;
+  static auto *caches = new std::unordered_map<int, DeviceCache>();
+  std::lock_guard<std::mutex> lock(mutex);
+  DeviceCache &cache = (*caches)[device];
+  if (!cache.handle) {
+    cudnnStatus_t st = cudnnCreate(&cache.handle);
+    if (st != CUDNN_STATUS_SUCCESS) {
+      cache.handle = nullptr;
+      fail(op, std::string("cudnnCreate: ") + cudnnGetErrorString(st));
+    }
+  }
+  return cache;
+}
+
+/// The cached plan of a direction and shape; builds it on first use (the
+/// cache's mutex is held).
+const Plan &planFor(DeviceCache &cache, bool backward,
+                    const CudnnAttentionShape &s) {
+  auto &plans = cache.plans;
+  cudnnHandle_t handle = cache.handle;
+  Key key{backward, s.B, s.Hq, s.Hkv, s.Tq, s.Tk, s.D, s.causal, s.scale};
+  auto it = plans.find(key);
+  if (it != plans.end())
+    return it->second;
+  Plan plan;
+  auto g = backward ? backwardGraph(s) : forwardGraph(s);
+  // Any refusal while building (validation, no engine for this shape or
+  // this GPU) means "not supported here": the caller's kernels run it.
+  if (g->build(handle, {fe::HeurMode_t::A}).is_good() &&
+      g->get_workspace_size(plan.workspace).is_good())
+    plan.graph = std::move(g);
+  return plans.emplace(key, std::move(plan)).first->second;
+}
+
+bool usable(const CudnnAttentionShape &s,
+            std::initializer_list<const Tensor *> operands) {
+  if (!cudnnAttentionEnabled() || s.D % 8 != 0 || s.D > 256)
+    return false;
+  for (const Tensor *t : operands)
+    if (t->dtype() != DType::BF16 ||
+        reinterpret_cast<uintptr_t>(t->raw()) % 16 != 0)
+      return false;
+  return true;
+}
+
+void run(const char *op, int device, cudaStream_t stream, cudnnHandle_t handle,
+         const Plan &plan, std::unordered_map<int64_t, void *> &pack) {
+  cudnnStatus_t st = cudnnSetStream(handle, stream);
+  if (st != CUDNN_STATUS_SUCCESS)
+    fail(op, std::string("cudnnSetStream: ") + cudnnGetErrorString(st));
+  Tensor workspace;
+  if (plan.workspace > 0)
+    workspace = Tensor(DType::U8, {plan.workspace}, Device::cuda(device));
+  auto status = plan.graph->execute(
+      handle, pack, plan.workspace > 0 ? workspace.raw() : nullptr);
+  if (!status.is_good())
+    fail(op, status.get_message());
+  countCudnnAttentionCall();
+}
+
+} // namespace
+
+bool cudnnAttentionForward(const char *op, int device, cudaStream_t stream,
+                           const CudnnAttentionShape &s, const Tensor &q,
+                           const Tensor &k, const Tensor &v, Tensor &out,
+                           Tensor &lse) {
+  if (!usable(s, {&q, &k, &v, &out}))
+    return false;
+  DeviceCache &cache = cacheFor(op, device);
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  const Plan &plan = planFor(cache, /*backward=*/false, s);
+  if (!plan.graph)
+    return false;
+  std::unordered_map<int64_t, void *> pack{
+      {kQ, const_cast<void *>(q.raw())}, {kK, const_cast<void *>(k.raw())},
+      {kV, const_cast<void *>(v.raw())}, {kO, out.raw()},
+      {kStats, lse.raw()}};
+  run(op, device, stream, cache.handle, plan, pack);
+  return true;
+}
+
+bool cudnnAttentionBackward(const char *op, int device, cudaStream_t stream,
+                            const CudnnAttentionShape &s, const Tensor &grad,
+                            const Tensor &q, const Tensor &k, const Tensor &v,
+                            const Tensor &out, const Tensor &lse, Tensor &dq,
+                            Tensor &dk, Tensor &dv) {
+  if (!usable(s, {&grad, &q, &k, &v, &out, &dq, &dk, &dv}))
+    return false;
+  DeviceCache &cache = cacheFor(op, device);
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  const Plan &plan = planFor(cache, /*backward=*/true, s);
+  if (!plan.graph)
+    return false;
+  std::unordered_map<int64_t, void *> pack{
+      {kQ, const_cast<void *>(q.raw())},
+      {kK, const_cast<void *>(k.raw())},
+      {kV, const_cast<void *>(v.raw())},
+      {kO, const_cast<void *>(out.raw())},
+      {kDO, const_cast<void *>(grad.raw())},
+      {kStats, const_cast<void *>(lse.raw())},
+      {kDQ, dq.raw()},
+      {kDK, dk.raw()},
+      {kDV, dv.raw()}};
+  run(op, device, stream, cache.handle, plan, pack);
+  return true;
+}
+
+} // namespace cuda
+} // namespace glimmer_rt
