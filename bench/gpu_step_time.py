@@ -268,10 +268,21 @@ def cmd_prepare(a):
         art = Path(tmp.name)
     try:
         t0 = time.perf_counter()
+        # The trace records ops, not sizes (glimmer-train takes every shape
+        # from --data), so a shorter batch can trace a program for a
+        # sequence whose eager CPU forward would not fit in memory.
+        trace_batch = batch
+        if a.trace_seq:
+            short = copy.deepcopy(config)
+            short["batch"]["seq_len"] = a.trace_seq
+            short["batch"]["images_per_sample"] = max(1, images * a.trace_seq // a.seq)
+            _, trace_batch = build(short)
+            config["trace_batch"] = short["batch"]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            traced = torch.jit.trace(model, tuple(batch[k] for k in INPUT_NAMES),
+            traced = torch.jit.trace(model, tuple(trace_batch[k] for k in INPUT_NAMES),
                                      check_trace=False, strict=False)
+        del trace_batch
         t_trace = time.perf_counter() - t0
         pt = art / f"{a.name}.pt"
         torch.jit.save(traced, str(pt))
@@ -780,6 +791,10 @@ def main():
     p.add_argument("--images", type=int, default=None,
                    help="images per sample (default: --image-share of the sequence)")
     p.add_argument("--image-share", type=float, default=0.5)
+    p.add_argument("--trace-seq", type=int, default=0,
+                   help="trace on a batch of this sequence length (images scaled alike) "
+                   "and compile for --seq: for sequences whose eager CPU trace does not "
+                   "fit in the build machine's memory (T=32768 needs ~70 GB)")
     p.add_argument("--image-size", type=int, default=224)
     p.add_argument("--patch-size", type=int, default=14)
     p.add_argument("--vision-dim", type=int, default=1024)

@@ -36,10 +36,12 @@
 // The copy baseline is Tensor::clone() of a byte tensor of half the counted
 // bytes (a copy reads and writes each byte: cudaMemcpyAsync D2D), timed
 // twice: queued back to back with one synchronize at the end, and with a
-// synchronize after each copy. Each vision_gather(_grad) call reads back a
-// device error flag (the out-of-range bank index check), so it waits for
-// the device at the end of every call; the "copy + sync" column is the
-// like-for-like comparison, the queued one the bandwidth bound.
+// synchronize after each copy. The calls run inside a DeferredChecks scope,
+// as in a training step: their out-of-range bank index checks are read by
+// the synchronize that ends each trial, so the calls queue back to back
+// like the copies ("vs copy"); the "copy + sync" column is what a call
+// that waited for the device each time (checks outside a step) compares
+// with.
 //
 // Times: per call, the median over --trials of (loop of --iters calls,
 // then glimmer_rt::synchronize) / iters, after --warmup calls; std::chrono
@@ -162,6 +164,7 @@ using Clock = std::chrono::steady_clock;
 double timeCalls(const Options &o, const std::function<void()> &fn,
                  bool syncEach = false) {
   Device dev = o.device;
+  DeferredChecks checks(dev); // as inside a training step
   for (int i = 0; i < o.warmup; ++i)
     fn();
   synchronize(dev);
