@@ -59,12 +59,25 @@ Pool &pool(int device) {
   return p;
 }
 
+/// Makes `device` current for the scope (a rank thread starts on device 0,
+/// and the memset below must run with its stream's device current).
+struct CurrentDevice {
+  explicit CurrentDevice(int device) {
+    GLIMMER_CUDA_CHECK(cudaGetDevice(&previous));
+    if (previous != device)
+      GLIMMER_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~CurrentDevice() { cudaSetDevice(previous); }
+  int previous = 0;
+};
+
 /// Marks the first `n` words "no error" again, queued before later work.
 void resetWords(int device, Pool &p, size_t n) {
-  if (n > 0)
-    GLIMMER_CUDA_CHECK(cudaMemsetAsync(p.words, 0xff,
-                                       n * sizeof(unsigned long long),
-                                       stream(device)));
+  if (n == 0)
+    return;
+  CurrentDevice current(device);
+  GLIMMER_CUDA_CHECK(cudaMemsetAsync(
+      p.words, 0xff, n * sizeof(unsigned long long), stream(device)));
 }
 
 } // namespace
@@ -107,6 +120,7 @@ void runDeferredChecks(int device) {
   if (p.used == 0)
     return;
   std::vector<unsigned long long> host(p.used);
+  CurrentDevice current(device);
   GLIMMER_CUDA_CHECK(cudaMemcpy(host.data(), p.words,
                                 p.used * sizeof(unsigned long long),
                                 cudaMemcpyDeviceToHost));
