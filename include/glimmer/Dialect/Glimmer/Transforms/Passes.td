@@ -567,8 +567,8 @@ def GlimmerSimplifyAttentionMasks
     Both are dropped from `glimmer.attention` and `glimmer.attention_grad`.
     A kernel then knows from the call alone that the mask is the plain
     (index-)causal one or none, and the CUDA backend runs those in cuDNN's
-    fused flash attention instead of the position-masked kernels, with no
-    look at the positions' data. Under context parallelism the positions are
+    fused flash attention (where the runtime enables it) instead of the
+    position-masked kernels, with no look at the positions' data. Under context parallelism the positions are
     permuted (`glimmer.cp_permute`), so they are not an iota and stay.
 
     Before:
