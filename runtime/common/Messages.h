@@ -2,12 +2,15 @@
 //
 // Internal to the runtime: the text of the data-dependent errors that the
 // CPU and the CUDA kernels both raise (prefixed with "glimmer.<op>: " by
-// their fail()), written once so the backends say the same.
+// their fail()), written once so the backends say the same; where the
+// condition is backend-independent too (grad_scale), the check with it.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef GLIMMER_RT_COMMON_MESSAGES_H
 #define GLIMMER_RT_COMMON_MESSAGES_H
+
+#include "glimmer_rt/Tensor.h"
 
 #include <cstdint>
 #include <string>
@@ -31,11 +34,14 @@ inline std::string labelOutOfRange(int64_t label, int64_t position,
          std::to_string(ignoreIndex) + ")";
 }
 
-/// An optimizer's grad_scale that is not a scalar of the parameter's type.
-inline std::string badGradScale(const std::string &scale,
-                                const std::string &param) {
+/// An optimizer's grad_scale: absent, or a scalar of the parameter's type.
+/// The error message, or "" when `scale` is fine.
+inline std::string badGradScale(const Tensor &scale, const Tensor &param) {
+  if (!scale.defined() ||
+      (scale.rank() == 0 && scale.dtype() == param.dtype()))
+    return "";
   return "expects grad_scale to be a scalar of the param's type, got " +
-         scale + " for param " + param;
+         scale.describe() + " for param " + param.describe();
 }
 
 } // namespace glimmer_rt::messages

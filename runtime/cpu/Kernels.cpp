@@ -96,12 +96,10 @@ void requireShape(const char *op, const Tensor &t, const char *name,
             ", got " + t.describe());
 }
 
-/// Undefined, or a 0-d tensor of the param's type.
 void requireGradScale(const char *op, const Tensor &scale,
                       const Tensor &param) {
-  if (scale.defined())
-    check(scale.rank() == 0 && scale.dtype() == param.dtype(), op,
-          messages::badGradScale(scale.describe(), param.describe()));
+  std::string error = messages::badGradScale(scale, param);
+  check(error.empty(), op, error);
 }
 
 /// Same dtype and shape as `ref`.

@@ -393,12 +393,10 @@ Tensor embeddingGrad(const Tensor &grad, const Tensor &ids,
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Undefined, or a 0-d tensor of the param's type.
 void requireGradScale(const char *op, const Tensor &scale,
                       const Tensor &param) {
-  if (scale.defined())
-    check(scale.rank() == 0 && scale.dtype() == param.dtype(), op,
-          messages::badGradScale(scale.describe(), param.describe()));
+  std::string error = messages::badGradScale(scale, param);
+  check(error.empty(), op, error);
 }
 
 template <typename T> const T *scaleOf(const Tensor &scale) {

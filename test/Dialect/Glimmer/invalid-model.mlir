@@ -660,6 +660,26 @@ func.func @conv2d_grad_padding_count(%dy: tensor<2x32x4x4xf32>, %img: tensor<2x3
 
 // -----
 
+// grad_scale is one scalar, not a tensor of scales.
+func.func @adamw_grad_scale_not_scalar(%p: tensor<16xf32>, %step: tensor<i64>, %s: tensor<16xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{'glimmer.adamw_update' op expects grad_scale of type 'tensor<f32>', got 'tensor<16xf32>'}}
+  %p1, %m1, %v1 = glimmer.adamw_update %p, %p, %p, %p, %step grad_scale(%s : tensor<16xf32>) lr = 1.0e-03
+      beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<i64>
+  return %p1 : tensor<16xf32>
+}
+
+// -----
+
+// grad_scale has the parameter's element type (an f32 coefficient of a
+// bf16 parameter is converted first).
+func.func @sgd_grad_scale_other_type(%p: tensor<16xbf16>, %s: tensor<f32>) -> tensor<16xbf16> {
+  // expected-error @+1 {{'glimmer.sgd_update' op expects grad_scale of type 'tensor<bf16>', got 'tensor<f32>'}}
+  %p1 = glimmer.sgd_update %p, %p grad_scale(%s : tensor<f32>) lr = 0.1 weight_decay = 0.0 : tensor<16xbf16>
+  return %p1 : tensor<16xbf16>
+}
+
+// -----
+
 // The step count is a scalar.
 func.func @adamw_step_not_scalar(%p: tensor<16xf32>, %step: tensor<1xi64>) -> tensor<16xf32> {
   // expected-error @+1 {{'glimmer.adamw_update' op expects a scalar (rank-0) step}}

@@ -328,6 +328,19 @@ func.func @adamw_update(%p: tensor<16xf32>, %g: tensor<16xf32>, %m: tensor<16xf3
 
 // -----
 
+// The optimizers with gradient clipping's coefficient inside the update.
+// CHECK-LABEL: func.func @optimizers_grad_scale
+// CHECK: glimmer.adamw_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} grad_scale(%{{.*}} : tensor<f32>) lr = 1.000000e-03
+// CHECK: glimmer.sgd_update %{{.*}}, %{{.*}} grad_scale(%{{.*}} : tensor<f32>) lr = 1.000000e-01
+func.func @optimizers_grad_scale(%p: tensor<16xf32>, %step: tensor<i64>, %s: tensor<f32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %p1, %m1, %v1 = glimmer.adamw_update %p, %p, %p, %p, %step grad_scale(%s : tensor<f32>) lr = 1.0e-03
+      beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<i64>
+  %p2 = glimmer.sgd_update %p, %p grad_scale(%s : tensor<f32>) lr = 0.1 weight_decay = 0.0 : tensor<16xf32>
+  return %p1, %p2 : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
 // adamw_update edge values: beta1 = 0, lr = 0 and no weight decay.
 // CHECK-LABEL: func.func @adamw_update_zero_edges
 // CHECK: glimmer.adamw_update {{.*}} lr = 0.000000e+00 beta1 = 0.000000e+00 beta2 = 0.000000e+00 eps = 1.000000e+00 weight_decay = 0.000000e+00 : tensor<4x4xbf16>, tensor<i64>

@@ -23,8 +23,10 @@
 // SGD: %[[NORM:.*]] = glimmer.sqrt %[[SUM]]
 // SGD: glimmer.add %[[NORM]]
 // SGD: glimmer.div
-// SGD: glimmer.min
-// SGD: %[[NEW:.*]] = glimmer.sgd_update %{{.*}}, %{{.*}} lr = 1.000000e-01 weight_decay = 0.000000e+00
+// The coefficient goes into the update (no scaled copy of the gradient).
+// SGD: %[[COEF:.*]] = glimmer.min
+// SGD-NOT: glimmer.mul
+// SGD: %[[NEW:.*]] = glimmer.sgd_update %{{.*}}, %{{.*}} grad_scale(%[[COEF]] : tensor<f32>) lr = 1.000000e-01 weight_decay = 0.000000e+00
 // SGD: return %[[NORM]], %[[NEW]]
 
 // AdamW carries two state tensors per parameter and torch.optim's default
