@@ -158,6 +158,10 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
     }
     buildSpmdPipeline(pm, options.spmd, options.tpPlan, options.ppSplit);
   }
+  // Grouped-query attention reads its key/value heads unrepeated (on the
+  // rank-local forward, so that the backward is grouped too).
+  pm.addPass(createGlimmerFoldKvRepeat());
+  pm.addPass(createCanonicalizerPass());
   if (options.train) {
     GlimmerAutodiffOptions ad;
     ad.optimizer = options.optimizer.optimizer;
@@ -178,6 +182,8 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   // pick their dense causal kernels.
   pm.addPass(createGlimmerSimplifyAttentionMasks());
   pm.addPass(createCanonicalizerPass());
+  // Then elementwise chains become fusions (one kernel each on a GPU).
+  pm.addPass(createGlimmerFuseElementwise());
   if (failed(pm.run(*model.module)))
     return failure();
   return compileModule(context, std::move(model.module), cacheDir,

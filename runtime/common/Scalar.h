@@ -13,6 +13,7 @@
 #ifndef GLIMMER_RT_COMMON_SCALAR_H
 #define GLIMMER_RT_COMMON_SCALAR_H
 
+#include "Bf16.h"
 #include "glimmer_rt/Safetensors.h" // DType
 
 #include <cmath>
@@ -53,11 +54,7 @@ GLIMMER_HD inline float bitsFloat(uint32_t x) {
 }
 
 GLIMMER_HD inline uint16_t floatToBf16(float f) {
-  uint32_t x = floatBits(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) // NaN: keep it quiet
-    return uint16_t((x >> 16) | 0x40);
-  x += 0x7fffu + ((x >> 16) & 1u); // round to nearest even
-  return uint16_t(x >> 16);
+  return bf16FromFloatBits(floatBits(f));
 }
 
 GLIMMER_HD inline float bf16ToFloat(uint16_t b) {

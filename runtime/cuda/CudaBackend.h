@@ -17,6 +17,7 @@
 #ifndef GLIMMER_RT_CUDA_CUDABACKEND_H
 #define GLIMMER_RT_CUDA_CUDABACKEND_H
 
+#include "glimmer_rt/Fusion.h"
 #include "glimmer_rt/Kernels.h"
 
 #include <functional>
@@ -49,6 +50,13 @@ int deviceCount();
 /// waits: it polls the stream and calls the wait hooks between polls, so a
 /// collective whose peer died cannot hang it (a hook throws instead).
 void synchronize(int device);
+
+/// Kernel `index` of a program's fused kernels on GPU inputs (Fusion.cu);
+/// with GLIMMER_CUDA_FUSION=check, compared with `ops(inputs)`.
+std::vector<Tensor> runFused(FusedKernels &kernels, int index,
+                             const std::vector<Tensor> &inputs,
+                             const std::vector<FusedResult> &results,
+                             FusedOps ops);
 
 /// Counts a call cuDNN ran (cudnnAttentionCalls in Device.h).
 void countCudnnAttentionCall();

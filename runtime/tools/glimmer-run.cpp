@@ -5,6 +5,7 @@
 //       [--backend=cpu|cuda] [--steps=N] [--forward-only]
 //       [--save=CKPT] [--resume=CKPT] [--metrics=OUT.jsonl] [--seed=N]
 //       [--timeout=SECONDS] [--quiet] [--cache-dir=DIR]
+//       [--check-fused-kernels]
 //
 // Runs what glimmer-train compiled (its --emit-cpp output, or the shared
 // library built from it) on machines that have the runtime but no compiler:
@@ -15,6 +16,12 @@
 // Ranks run as threads (one GPU each with --backend=cuda), or, when started
 // by torchrun or mpirun (one process per GPU), as this process's one rank.
 //
+// --check-fused-kernels (CPU backend) also builds the program's fused CUDA
+// kernels for the host and runs each call of one beside its ops, which is
+// what the CPU runs: a result that differs in any bit stops the run. It
+// checks the generated kernels' index maps and arithmetic on machines
+// without a GPU.
+//
 //===----------------------------------------------------------------------===//
 
 #include "glimmer_rt/Trainer.h"
@@ -23,6 +30,7 @@
 #include "glimmer_rt/Nccl.h"
 #include "glimmer_rt/ProgramCache.h"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -30,6 +38,9 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -58,6 +69,19 @@ bool endsWith(const std::string &s, const std::string &suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+ProgramBuildOptions buildOptions(const std::string &cacheDir, bool quiet) {
+  ProgramBuildOptions options;
+  options.cacheDir = cacheDir;
+  options.runtimeIncludeDir = GLIMMER_RT_INCLUDE_DIR;
+  options.glimmerIncludeDir = GLIMMER_INCLUDE_DIR;
+  options.runtimeLibraryDir = GLIMMER_RT_LIBRARY_DIR;
+  if (!quiet)
+    options.progress = [](const std::string &message) {
+      std::cerr << "[glimmer-run] " << message << std::endl;
+    };
+  return options;
+}
+
 /// Builds the generated C++ in `source` into the private program cache;
 /// returns the library's path or throws.
 std::string buildProgramFile(const std::string &source,
@@ -68,21 +92,85 @@ std::string buildProgramFile(const std::string &source,
                        std::strerror(errno));
   std::stringstream text;
   text << in.rdbuf();
-  ProgramBuildOptions options;
-  options.cacheDir = cacheDir;
-  options.runtimeIncludeDir = GLIMMER_RT_INCLUDE_DIR;
-  options.glimmerIncludeDir = GLIMMER_INCLUDE_DIR;
-  options.runtimeLibraryDir = GLIMMER_RT_LIBRARY_DIR;
-  if (!quiet)
-    options.progress = [](const std::string &message) {
-      std::cerr << "[glimmer-run] " << message << std::endl;
-    };
   std::string error;
-  std::string so = buildProgram(text.str(), options, error);
+  std::string so = buildProgram(text.str(), buildOptions(cacheDir, quiet), error);
   if (so.empty())
     throw RuntimeError(error);
   return so;
 }
+
+/// --check-fused-kernels: each call of a fused kernel on the CPU is run
+/// again by the kernel's host build and compared with its ops' results.
+class FusedKernelChecker {
+public:
+  explicit FusedKernelChecker(ProgramBuildOptions options)
+      : options(std::move(options)) {}
+
+  void check(FusedKernels &kernels, int index,
+             const std::vector<Tensor> &inputs,
+             const std::vector<Tensor> &results) {
+    std::lock_guard<std::mutex> guard(lock);
+    void *&library = libraries[&kernels];
+    if (!library) {
+      std::string error;
+      // Built into the private cache and hash-checked like a program.
+      std::string so =
+          buildProgram(fusedKernelsHostSource(kernels), options, error);
+      if (so.empty())
+        throw RuntimeError("building the fused kernels for the host: " + error);
+      library = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!library)
+        throw RuntimeError(std::string("loading the fused kernels' host "
+                                       "build: ") +
+                           dlerror());
+    }
+    std::string name = "glimmer_fused_" + std::to_string(index);
+    using HostKernel = void (*)(void *const *);
+    auto kernel = reinterpret_cast<HostKernel>(
+        dlsym(library, (name + "_host").c_str()));
+    if (!kernel)
+      throw RuntimeError("the fused kernels' host build has no " + name);
+    std::vector<Tensor> mine;
+    std::vector<void *> pointers;
+    for (const Tensor &t : inputs)
+      pointers.push_back(const_cast<void *>(t.raw()));
+    for (const Tensor &r : results) {
+      mine.emplace_back(r.dtype(), r.shape());
+      pointers.push_back(mine.back().raw());
+    }
+    kernel(pointers.data());
+    for (size_t k = 0; k < results.size(); ++k) {
+      size_t size = dtypeSize(results[k].dtype());
+      const char *a = static_cast<const char *>(mine[k].raw());
+      const char *b = static_cast<const char *>(results[k].raw());
+      for (int64_t i = 0; i < results[k].numel(); ++i)
+        if (std::memcmp(a + size_t(i) * size, b + size_t(i) * size, size))
+          throw RuntimeError("fused kernel " + name + ": result " +
+                             std::to_string(k) + " (" +
+                             results[k].describe() + ") differs from its "
+                             "ops' at element " + std::to_string(i) + ": " +
+                             std::to_string(mine[k].item(i)) + " vs " +
+                             std::to_string(results[k].item(i)));
+    }
+    ++calls;
+    checked.insert({&kernels, index});
+  }
+
+  std::string summary() {
+    std::lock_guard<std::mutex> guard(lock);
+    return "checked " + std::to_string(calls) + " calls of " +
+           std::to_string(checked.size()) +
+           " fused kernels on the host: every result equal to its ops' "
+           "bit for bit";
+  }
+
+private:
+  ProgramBuildOptions options;
+  std::mutex lock;
+  std::map<FusedKernels *, void *> libraries; // kept open until exit
+  std::set<std::pair<FusedKernels *, int>> checked;
+  size_t calls = 0;
+};
 
 } // namespace
 
@@ -93,6 +181,7 @@ int main(int argc, char **argv) {
   loop.tool = "glimmer-run";
   uint64_t seed = 0;
   double timeout = 60;
+  bool checkFused = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&](const char *flag, std::string &out) {
@@ -123,6 +212,8 @@ int main(int argc, char **argv) {
                "  [--backend=cpu|cuda] [--steps=N] [--forward-only]\n"
                "  [--save=FILE] [--resume=FILE] [--metrics=FILE] "
                "[--seed=N] [--timeout=S] [--quiet]\n"
+               "  [--check-fused-kernels]  (CPU) run each fused kernel's host "
+               "build beside its ops\n"
                "  [--cache-dir=DIR]  where a .cpp program is built (default: "
                "$GLIMMER_CACHE_DIR,\n"
                "                     else $XDG_CACHE_HOME/glimmer, else "
@@ -147,6 +238,8 @@ int main(int argc, char **argv) {
       loop.forwardOnly = true;
     else if (arg == "--quiet")
       loop.quiet = true;
+    else if (arg == "--check-fused-kernels")
+      checkFused = true;
     else if (arg.rfind("-", 0) == 0)
       return fail("unknown option '" + arg + "' (see --help)");
     else if (program.empty())
@@ -171,6 +264,21 @@ int main(int argc, char **argv) {
 
   if (cacheDir.empty())
     cacheDir = defaultCacheDir();
+  if (checkFused && backend != Backend::CPU)
+    return fail("--check-fused-kernels checks the fused kernels' host build "
+                "against the ops the CPU runs: it needs --backend=cpu (on a "
+                "GPU, GLIMMER_CUDA_FUSION=check compares the kernels with "
+                "their ops)");
+  std::unique_ptr<FusedKernelChecker> checker;
+  if (checkFused) {
+    checker = std::make_unique<FusedKernelChecker>(
+        buildOptions(cacheDir, loop.quiet));
+    setFusedCheck([&checker](FusedKernels &kernels, int index,
+                             const std::vector<Tensor> &inputs,
+                             const std::vector<Tensor> &results) {
+      checker->check(kernels, index, inputs, results);
+    });
+  }
 
   try {
     std::string error;
@@ -235,6 +343,8 @@ int main(int argc, char **argv) {
                 << "', " << compiled->layout().worldSize() << " rank(s) on "
                 << backendName << std::endl;
     runLoop(*compiled, *batch, *ranks, loop, std::cout, std::cerr);
+    if (checker)
+      std::cout << checker->summary() << std::endl;
   } catch (const std::exception &e) {
     return fail(std::string("the program failed: ") + e.what());
   }

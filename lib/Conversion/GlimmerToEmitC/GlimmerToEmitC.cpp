@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FusionKernel.h"
 #include "glimmer/Conversion/Passes.h"
 #include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
 
@@ -19,6 +20,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 namespace glimmer {
 #define GEN_PASS_DEF_CONVERTGLIMMERTOEMITC
@@ -142,16 +144,30 @@ StringRef modulePathOf(Location loc) {
   return "";
 }
 
+/// The program's fused kernels: one CUDA source, kernels numbered in order
+/// of first use; fusions whose kernels read alike share one.
+struct FusedKernelTable {
+  std::map<std::string, int> byBody;
+  std::string source;
+};
+
+constexpr llvm::StringLiteral kFusedKernels = "glimmer_fused_kernels";
+
 class FunctionLowering {
 public:
-  FunctionLowering(OpBuilder &b, func::FuncOp func)
-      : b(b), func(func), ctx(func.getContext()) {
+  FunctionLowering(OpBuilder &b, func::FuncOp func, FusedKernelTable &kernels)
+      : b(b), func(func), ctx(func.getContext()), kernels(kernels) {
     tensorType = emitc::OpaqueType::get(ctx, kTensorType);
   }
 
   LogicalResult run();
 
 private:
+  LogicalResult lowerFusion(FusionOp fusion);
+  /// `static std::vector<Tensor> NAME(const std::vector<Tensor> &)` running
+  /// the fusion's ops one by one, before the function being lowered.
+  LogicalResult emitFusedOps(FusionOp fusion, StringRef name);
+
   Value map(Value v) { return mapping.lookup(v); }
   LogicalResult lower(Operation *op);
   Type tensorTypes() { return tensorType; }
@@ -170,6 +186,8 @@ private:
   Value frame;
   DenseMap<Value, Value> mapping;
   std::string lastPath;
+  FusedKernelTable &kernels;
+  Operation *emitted = nullptr; // the emitc.func being built
 };
 
 LogicalResult FunctionLowering::run() {
@@ -179,6 +197,7 @@ LogicalResult FunctionLowering::run() {
   auto emitFunc = emitc::FuncOp::create(
       b, func.getLoc(), func.getName(),
       b.getFunctionType({frameType}, {}));
+  emitted = emitFunc;
   Block *entry = emitFunc.addEntryBlock();
   frame = entry->getArgument(0);
   OpBuilder::InsertionGuard guard(b);
@@ -273,6 +292,7 @@ LogicalResult FunctionLowering::lower(Operation *op) {
         return success();
       })
       .Case([&](MeshOp) { return success(); })
+      .Case([&](FusionOp f) { return lowerFusion(f); })
       .Case([&](ShardingConstraintOp s) -> LogicalResult {
         mapping[s.getResult()] = map(s.getInput());
         return success();
@@ -403,7 +423,12 @@ LogicalResult FunctionLowering::lower(Operation *op) {
           list.operand(map(v));
         Value parts = list.build(emitc::OpaqueType::get(
             ctx, "std::vector<glimmer_rt::Tensor>"))[0];
-        return one(call("concat").operand(parts).integer(c.getDim()));
+        Value result = call("concat").operand(parts).integer(c.getDim())
+                           .build(tensorType)[0];
+        // The list would otherwise hold the parts until the function returns.
+        call("release").operand(parts).build({});
+        bind(op, result);
+        return success();
       })
       .Case([&](PadOp p) -> LogicalResult {
         return one(call("pad")
@@ -641,6 +666,92 @@ LogicalResult FunctionLowering::lower(Operation *op) {
       });
 }
 
+LogicalResult FunctionLowering::lowerFusion(FusionOp fusion) {
+  FailureOr<std::string> body = emitFusionKernel(fusion, "KERNEL");
+  if (failed(body))
+    return failure();
+  auto [it, added] = kernels.byBody.try_emplace(*body, kernels.byBody.size());
+  int index = it->second;
+  std::string name = "glimmer_fused_" + std::to_string(index);
+  if (added) {
+    FailureOr<std::string> kernel = emitFusionKernel(fusion, name);
+    if (failed(kernel))
+      return failure();
+    kernels.source += "\n" + *kernel;
+    if (failed(emitFusedOps(fusion, name + "_ops")))
+      return failure();
+  }
+  Location loc = fusion.getLoc();
+  Call list(b, loc, "tensorList");
+  for (Value v : fusion.getInputs())
+    list.operand(map(v));
+  auto vectorType =
+      emitc::OpaqueType::get(ctx, "std::vector<glimmer_rt::Tensor>");
+  Value inputs = list.build(vectorType)[0];
+  std::string results = "std::vector<glimmer_rt::FusedResult>{";
+  for (auto [i, r] : llvm::enumerate(fusion.getResults())) {
+    auto t = cast<RankedTensorType>(r.getType());
+    results += (i ? ", {" : "{") + dtypeLiteral(t.getElementType()) + ", " +
+               intList(t.getShape()) + "}";
+  }
+  results += "}";
+  Value outputs = Call(b, loc, "fused")
+                      .literal(kFusedKernels)
+                      .integer(index)
+                      .operand(inputs)
+                      .literal(results)
+                      .literal(name + "_ops")
+                      .build(vectorType)[0];
+  // The list would otherwise hold the inputs until the function returns.
+  Call(b, loc, "release").operand(inputs).build({});
+  SmallVector<Value> taken;
+  for (unsigned i = 0; i < fusion.getNumResults(); ++i)
+    taken.push_back(
+        Call(b, loc, "take").operand(outputs).integer(i).build(tensorType)[0]);
+  bind(fusion, taken);
+  return success();
+}
+
+LogicalResult FunctionLowering::emitFusedOps(FusionOp fusion, StringRef name) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(emitted);
+  auto vectorType =
+      emitc::OpaqueType::get(ctx, "std::vector<glimmer_rt::Tensor>");
+  auto argType =
+      emitc::OpaqueType::get(ctx, "const std::vector<glimmer_rt::Tensor>&");
+  auto fn = emitc::FuncOp::create(b, fusion.getLoc(), name,
+                                  b.getFunctionType({argType}, {vectorType}));
+  fn.setSpecifiersAttr(b.getStrArrayAttr({"static"}));
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  // The body is lowered like a function's, with its own value map.
+  DenseMap<Value, Value> outer = std::move(mapping);
+  std::string outerPath = std::move(lastPath);
+  mapping.clear();
+  lastPath.clear();
+  Block &body = fusion.getBody().front();
+  LogicalResult result = success();
+  for (BlockArgument arg : body.getArguments())
+    mapping[arg] = Call(b, arg.getLoc(), "element")
+                       .operand(entry->getArgument(0))
+                       .integer(arg.getArgNumber())
+                       .build(tensorType)[0];
+  for (Operation &op : body.without_terminator())
+    if (failed(lower(&op))) {
+      result = failure();
+      break;
+    }
+  if (succeeded(result)) {
+    Call list(b, fusion.getLoc(), "tensorList");
+    for (Value v : cast<YieldOp>(body.getTerminator()).getValues())
+      list.operand(map(v));
+    emitc::ReturnOp::create(b, fusion.getLoc(), list.build(vectorType)[0]);
+  }
+  mapping = std::move(outer);
+  lastPath = std::move(outerPath);
+  return result;
+}
+
 struct ConvertGlimmerToEmitCPass
     : public glimmer::impl::ConvertGlimmerToEmitCBase<
           ConvertGlimmerToEmitCPass> {
@@ -650,15 +761,27 @@ struct ConvertGlimmerToEmitCPass
     b.setInsertionPointToStart(module.getBody());
     emitc::IncludeOp::create(b, module.getLoc(), "glimmer_rt/Program.h",
                              /*isStandardInclude=*/false);
-    emitc::IncludeOp::create(b, module.getLoc(), "limits",
-                             /*isStandardInclude=*/true);
+    auto lastInclude = emitc::IncludeOp::create(b, module.getLoc(), "limits",
+                                                /*isStandardInclude=*/true);
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    FusedKernelTable kernels;
     for (func::FuncOp func : funcs) {
       b.setInsertionPoint(func);
-      FunctionLowering lowering(b, func);
+      FunctionLowering lowering(b, func, kernels);
       if (failed(lowering.run()))
         return signalPassFailure();
       func.erase();
+    }
+    if (!kernels.byBody.empty()) {
+      // The fused kernels' CUDA source, compiled by the runtime (NVRTC)
+      // where they run on a GPU; before every function that calls them.
+      b.setInsertionPointAfter(lastInclude);
+      emitc::VerbatimOp::create(
+          b, module.getLoc(),
+          ("static glimmer_rt::FusedKernels " + kFusedKernels +
+           "(R\"glimmer_cuda(#include \"FusionPrelude.cuh\"\n" +
+           kernels.source + ")glimmer_cuda\");")
+              .str());
     }
     // Mesh declarations have no C++ counterpart.
     for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))

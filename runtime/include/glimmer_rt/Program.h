@@ -12,6 +12,7 @@
 #define GLIMMER_RT_PROGRAM_H
 
 #include "glimmer_rt/Collectives.h"
+#include "glimmer_rt/Fusion.h"
 #include "glimmer_rt/Kernels.h"
 
 #include <vector>
@@ -43,6 +44,7 @@ inline void output(Frame &frame, int64_t index, const Tensor &value) {
 /// storage (unless a view or a frame still holds it) goes back to the
 /// allocator before the function returns.
 inline void release(Tensor &value) { value = Tensor(); }
+inline void release(std::vector<Tensor> &values) { values = {}; }
 
 /// Packs operands for variadic ops (concat).
 template <typename... Ts> std::vector<Tensor> tensorList(const Ts &...ts) {

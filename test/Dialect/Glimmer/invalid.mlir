@@ -761,3 +761,85 @@ func.func @microbatch_index_not_scalar(%x: tensor<8x4xi64>, %mb: tensor<1xi64>) 
 // The micro-batch mark is a unit attribute.
 // expected-error @+1 {{'glimmer.microbatch' must be a unit attribute}}
 func.func private @microbatch_mark_not_unit(tensor<i64> {glimmer.microbatch = 1 : i64})
+
+// -----
+
+// A fusion's results share one index space.
+func.func @fusion_results_of_two_shapes(%x: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<32xf32>) {
+  // expected-error @+1 {{expects results of one shape, got [8, 4] and [32]}}
+  %r:2 = glimmer.fusion(%x) : (tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<32xf32>) {
+  ^bb0(%a: tensor<8x4xf32>):
+    %e = glimmer.exp %a : tensor<8x4xf32>
+    %f = glimmer.reshape %e : tensor<8x4xf32> -> tensor<32xf32>
+    glimmer.yield %e, %f : tensor<8x4xf32>, tensor<32xf32>
+  }
+  return %r#0, %r#1 : tensor<8x4xf32>, tensor<32xf32>
+}
+
+// -----
+
+// Only ops a fused kernel computes element by element may be in the body.
+func.func @fusion_with_a_gemm(%x: tensor<8x4xf32>, %w: tensor<4x4xf32>) -> tensor<8x4xf32> {
+  %r = glimmer.fusion(%x, %w) : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32> {
+  ^bb0(%a: tensor<8x4xf32>, %b: tensor<4x4xf32>):
+    // expected-error @+1 {{cannot be part of a glimmer.fusion body}}
+    %l = glimmer.linear %a, %b : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
+    glimmer.yield %l : tensor<8x4xf32>
+  }
+  return %r : tensor<8x4xf32>
+}
+
+// -----
+
+// Integer arithmetic is no fused op (only conversions read integers).
+func.func @fusion_with_integer_add(%x: tensor<8xi64>) -> tensor<8xf32> {
+  %r = glimmer.fusion(%x) : (tensor<8xi64>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<8xi64>):
+    // expected-error @+1 {{cannot be part of a glimmer.fusion body}}
+    %s = glimmer.add %a, %a : tensor<8xi64>
+    %f = glimmer.convert %s : tensor<8xi64> to tensor<8xf32>
+    glimmer.yield %f : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// The body's arguments are the inputs.
+func.func @fusion_argument_types(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{expects the body's arguments to have the inputs' types}}
+  %r = glimmer.fusion(%x) : (tensor<8xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<8xf64>):
+    %e = glimmer.exp %a : tensor<8xf64>
+    %f = glimmer.convert %e : tensor<8xf64> to tensor<8xf32>
+    glimmer.yield %f : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// glimmer.yield gives the results.
+func.func @fusion_yield_types(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{expects glimmer.yield's values to have the results' types}}
+  %r = glimmer.fusion(%x) : (tensor<8xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<8xf32>):
+    %e = glimmer.convert %a : tensor<8xf32> to tensor<8xbf16>
+    glimmer.yield %e : tensor<8xbf16>
+  }
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// The body sees only its arguments.
+func.func @fusion_reads_outside(%x: tensor<8xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-note @+1 {{required by region isolation constraints}}
+  %r = glimmer.fusion(%x) : (tensor<8xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<8xf32>):
+    // expected-error @+1 {{using value defined outside the region}}
+    %s = glimmer.add %a, %y : tensor<8xf32>
+    glimmer.yield %s : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}

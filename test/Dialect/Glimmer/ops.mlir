@@ -394,3 +394,21 @@ func.func @microbatch_of_batch(%x: tensor<8x16xi64>, %mb: tensor<i64> {glimmer.m
   %0 = glimmer.microbatch_slice %x[%mb] pieces = 4 dim = 0 : tensor<8x16xi64>, tensor<i64> -> tensor<2x16xi64>
   return %0 : tensor<2x16xi64>
 }
+
+// -----
+
+// fusion: a body over its block arguments, two results of one shape.
+// CHECK-LABEL: func.func @fusion_two_results
+// CHECK: %{{.*}}:2 = glimmer.fusion(%{{.*}}, %{{.*}}) : (tensor<8x4xbf16>, tensor<4xbf16>) -> (tensor<8x4xbf16>, tensor<8x4xbf16>) {
+// CHECK: ^bb0(%{{.*}}: tensor<8x4xbf16>, %{{.*}}: tensor<4xbf16>):
+// CHECK: glimmer.yield %{{.*}}, %{{.*}} : tensor<8x4xbf16>, tensor<8x4xbf16>
+func.func @fusion_two_results(%x: tensor<8x4xbf16>, %w: tensor<4xbf16>) -> (tensor<8x4xbf16>, tensor<8x4xbf16>) {
+  %r:2 = glimmer.fusion(%x, %w) : (tensor<8x4xbf16>, tensor<4xbf16>) -> (tensor<8x4xbf16>, tensor<8x4xbf16>) {
+  ^bb0(%a: tensor<8x4xbf16>, %b: tensor<4xbf16>):
+    %wb = glimmer.broadcast_in_dim %b dims = [1] : tensor<4xbf16> -> tensor<8x4xbf16>
+    %m = glimmer.mul %a, %wb : tensor<8x4xbf16>
+    %s = glimmer.silu %m : tensor<8x4xbf16>
+    glimmer.yield %m, %s : tensor<8x4xbf16>, tensor<8x4xbf16>
+  }
+  return %r#0, %r#1 : tensor<8x4xbf16>, tensor<8x4xbf16>
+}

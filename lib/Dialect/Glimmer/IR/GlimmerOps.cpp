@@ -986,3 +986,65 @@ LogicalResult PpermuteOp::verify() {
 LogicalResult PpermuteOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return verifyPeer(*this, getMeshAttr(), getAxis(), getPairs(), symbols);
 }
+
+//===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+static bool isFloatTensor(Type t) {
+  auto tensor = dyn_cast<RankedTensorType>(t);
+  return tensor && isa<FloatType>(tensor.getElementType()) &&
+         !tensor.getElementType().isF16();
+}
+
+bool FusionOp::isFusible(Operation *op) {
+  // Conversions may read integers (positions made floats); everything else
+  // computes on bf16, f32 or f64 values.
+  if (auto convert = dyn_cast<ConvertOp>(op)) {
+    Type in = tensorType(convert.getInput()).getElementType();
+    return isFloatTensor(convert.getOutput().getType()) &&
+           (isFloatTensor(convert.getInput().getType()) ||
+            in.isInteger(32) || in.isInteger(64));
+  }
+  if (!isa<NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, ErfOp, SigmoidOp,
+           SiluOp, SinOp, CosOp, GeluOp, AddOp, SubOp, MulOp, DivOp, MaxOp,
+           MinOp, PowOp, ReshapeOp, TransposeOp, BroadcastInDimOp, SliceOp,
+           ConcatOp, PadOp, ConstantOp>(op))
+    return false;
+  if (auto constant = dyn_cast<ConstantOp>(op)) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (!dense || !dense.isSplat())
+      return false;
+  }
+  return llvm::all_of(op->getOperandTypes(), isFloatTensor) &&
+         llvm::all_of(op->getResultTypes(), isFloatTensor);
+}
+
+LogicalResult FusionOp::verify() {
+  if (getResults().empty())
+    return emitOpError() << "expects at least one result";
+  ArrayRef<int64_t> shape = tensorType(getResults().front()).getShape();
+  for (Value r : getResults())
+    if (tensorType(r).getShape() != shape)
+      return emitOpError() << "expects results of one shape, got "
+                           << shapeString(shape) << " and "
+                           << shapeString(tensorType(r).getShape());
+  return success();
+}
+
+LogicalResult FusionOp::verifyRegions() {
+  Block &body = getBody().front();
+  if (body.getArgumentTypes() != getInputs().getTypes())
+    return emitOpError() << "expects the body's arguments to have the "
+                            "inputs' types";
+  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
+  if (!yield)
+    return emitOpError() << "expects the body to end with glimmer.yield";
+  if (yield.getValues().getTypes() != getResults().getTypes())
+    return emitOpError() << "expects glimmer.yield's values to have the "
+                            "results' types";
+  for (Operation &op : body.without_terminator())
+    if (!isFusible(&op))
+      return op.emitOpError() << "cannot be part of a glimmer.fusion body";
+  return success();
+}

@@ -8,6 +8,7 @@ include "glimmer/Dialect/Glimmer/IR/GlimmerAttrs.td"
 include "glimmer/Dialect/Glimmer/IR/GlimmerInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -1063,6 +1064,59 @@ def Glimmer_PpermuteOp : Glimmer_CollectiveOp<"ppermute", [SameOperandsAndResult
                        StrAttr:$axis, DenseI64ArrayAttr:$pairs);
   let results = (outs Glimmer_Tensor:$output);
   let assemblyFormat = "$input `on` $mesh $axis `pairs` `=` $pairs attr-dict `:` type($output)";
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+def Glimmer_FusionOp : Glimmer_Op<"fusion",
+    [IsolatedFromAbove, Pure]> {
+  let summary = "Elementwise and index ops computed in one loop";
+  let description = [{
+    Made by `glimmer-fuse-elementwise`, after every other pass. The body
+    computes every result element by element over one index space: all
+    results have the same shape, and each body op is elementwise (on
+    floating-point values: arithmetic, math functions, conversions) or maps
+    indices (`reshape`, `transpose`, `broadcast_in_dim`, `slice`, `concat`,
+    `pad`, splat constants). A backend may run the body as one kernel that
+    reads the inputs and writes only the results; running its ops one by one
+    gives the same values, bit for bit (every op rounds to its result type).
+    The body sees only its block arguments (the inputs).
+
+    ```mlir
+    %r = glimmer.fusion (%x, %w) : (tensor<8x4xbf16>, tensor<4xbf16>) -> tensor<8x4xbf16> {
+    ^bb0(%a: tensor<8x4xbf16>, %b: tensor<4xbf16>):
+      %wb = glimmer.broadcast_in_dim %b dims = [1] : tensor<4xbf16> -> tensor<8x4xbf16>
+      %m = glimmer.mul %a, %wb : tensor<8x4xbf16>
+      %s = glimmer.silu %m : tensor<8x4xbf16>
+      glimmer.yield %s : tensor<8x4xbf16>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Glimmer_Tensor>:$inputs);
+  let results = (outs Variadic<Glimmer_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "`(` $inputs `)` attr-dict `:` functional-type($inputs, $results) $body";
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Whether `op` may be part of a fusion body (the ops its kernels can
+    /// compute element by element).
+    static bool isFusible(::mlir::Operation *op);
+  }];
+}
+
+def Glimmer_YieldOp : Glimmer_Op<"yield",
+    [Pure, Terminator, ReturnLike, HasParent<"FusionOp">]> {
+  let summary = "The results of a fusion body";
+  let description = [{
+    ```mlir
+    glimmer.yield %s : tensor<8x4xbf16>
+    ```
+  }];
+  let arguments = (ins Variadic<Glimmer_Tensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 
 #endif // GLIMMER_DIALECT_GLIMMER_IR_GLIMMEROPS_TD

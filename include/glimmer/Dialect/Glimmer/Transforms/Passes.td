@@ -589,6 +589,84 @@ def GlimmerSimplifyAttentionMasks
   let dependentDialects = ["::glimmer::GlimmerDialect"];
 }
 
+def GlimmerFoldKvRepeat : Pass<"glimmer-fold-kv-repeat", "::mlir::ModuleOp"> {
+  let summary = "Grouped-query attention reads its key/value heads unrepeated";
+  let description = [{
+    Models with fewer key/value heads than query heads repeat each key/value
+    head for its group of query heads before the attention: Hugging Face's
+    `repeat_kv` on `[B, Hkv, T, D]`, or an expand and reshape on
+    `[B, T, Hkv, D]` followed by the transpose to heads-first. Since
+    `glimmer.attention` maps query head `h` to key/value head
+    `h / (Hq / Hkv)` itself, the repeat only writes `Hq / Hkv` copies of the
+    keys and values and, in the backward, sums them back; this pass makes
+    the attention read the unrepeated heads (when key and value both are
+    such repeats). Runs on the rank-local forward before autodiff, so the
+    backward's key/value gradients have `Hkv` heads from the start.
+
+    Before:
+    ```mlir
+    %k1 = glimmer.reshape %k : tensor<2x2x8x16xf32> -> tensor<2x2x1x8x16xf32>
+    %k2 = glimmer.broadcast_in_dim %k1 dims = [0, 1, 2, 3, 4] : tensor<2x2x1x8x16xf32> -> tensor<2x2x2x8x16xf32>
+    %kr = glimmer.reshape %k2 : tensor<2x2x2x8x16xf32> -> tensor<2x4x8x16xf32>
+    (the same for %v into %vr)
+    %o, %lse = glimmer.attention %q, %kr, %vr causal scale = 0.25
+        : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>, tensor<2x4x8xf32>
+    ```
+    After:
+    ```mlir
+    %o, %lse = glimmer.attention %q, %k, %v causal scale = 0.25
+        : tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32> -> tensor<2x4x8x16xf32>, tensor<2x4x8xf32>
+    ```
+  }];
+  let dependentDialects = ["::glimmer::GlimmerDialect"];
+}
+
+def GlimmerFuseElementwise
+    : Pass<"glimmer-fuse-elementwise", "::mlir::ModuleOp"> {
+  let summary = "Groups elementwise and index ops into glimmer.fusion ops";
+  let description = [{
+    Runs last, on the final rank-local functions (forward, backward and
+    optimizer step alike). Walking each function from its end, an op that a
+    fusion body may hold (`glimmer.fusion`'s list: elementwise arithmetic,
+    math functions and conversions on floating-point values, and the index
+    ops `reshape`, `transpose`, `broadcast_in_dim`, `slice`, `concat`,
+    `pad`) starts a group that takes in its producers of the same kinds:
+
+    * a producer whose every use is in the group is computed inside it and
+      never stored;
+    * a producer also used outside becomes a further result, when it has
+      the group's shape and all its outside uses come after the group's last
+      op (the fusion takes that op's place, so no use moves before its
+      definition);
+    * a producer whose result has under a quarter of the group's elements
+      stays outside: read through a broadcast, it would be computed again
+      for every element it is broadcast to, rather than once.
+
+    A group needs two ops that are not `reshape` (a reshape is a view) and
+    holds at most 64 ops and 16 inputs (the kernel's parameters and
+    registers). The values are those of the ops run one by one: each op still
+    rounds to its result type.
+
+    Before:
+    ```mlir
+    %g = glimmer.linear %x, %wg : tensor<8x16xbf16>, tensor<32x16xbf16> -> tensor<8x32xbf16>
+    %u = glimmer.linear %x, %wu : tensor<8x16xbf16>, tensor<32x16xbf16> -> tensor<8x32xbf16>
+    %s = glimmer.silu %g : tensor<8x32xbf16>
+    %h = glimmer.mul %s, %u : tensor<8x32xbf16>
+    ```
+    After:
+    ```mlir
+    %h = glimmer.fusion (%g, %u) : (tensor<8x32xbf16>, tensor<8x32xbf16>) -> tensor<8x32xbf16> {
+    ^bb0(%a: tensor<8x32xbf16>, %b: tensor<8x32xbf16>):
+      %s = glimmer.silu %a : tensor<8x32xbf16>
+      %h = glimmer.mul %s, %b : tensor<8x32xbf16>
+      glimmer.yield %h : tensor<8x32xbf16>
+    }
+    ```
+  }];
+  let dependentDialects = ["::glimmer::GlimmerDialect"];
+}
+
 def GlimmerSeedSharding : Pass<"glimmer-seed-sharding", "::mlir::ModuleOp"> {
   let summary = "Seeds parameter shardings from the tensor-parallel plan";
   let description = [{

@@ -1,0 +1,176 @@
+//===- FuseElementwise.cpp - Group elementwise chains into fusions --------===//
+//
+// Chains of elementwise and index ops become glimmer.fusion ops, which a
+// backend runs as one kernel: the values between the ops stay in registers
+// instead of each being written to and read back from device memory.
+// Groups grow from their last op towards their producers (see Passes.td for
+// the rules); all analysis happens first, then each group is rewritten.
+//
+//===----------------------------------------------------------------------===//
+
+#include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace glimmer {
+#define GEN_PASS_DEF_GLIMMERFUSEELEMENTWISE
+#include "glimmer/Dialect/Glimmer/Transforms/Passes.h.inc"
+} // namespace glimmer
+
+using namespace mlir;
+using namespace glimmer;
+
+namespace {
+
+constexpr unsigned kMaxOps = 64;
+constexpr unsigned kMaxInputs = 16;
+
+int64_t numElements(Value v) {
+  return cast<RankedTensorType>(v.getType()).getNumElements();
+}
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+struct Group {
+  Operation *root;
+  llvm::SetVector<Operation *> ops; // in the order they joined
+};
+
+class BlockFuser {
+public:
+  explicit BlockFuser(Block &block) : block(block) {}
+
+  void run() {
+    SmallVector<Group> groups;
+    for (Operation &op : llvm::reverse(block)) {
+      if (groupOf.contains(&op) || !FusionOp::isFusible(&op) ||
+          isa<ReshapeOp, ConstantOp>(op))
+        continue;
+      Group g{&op, {}};
+      grow(g);
+      if (worthFusing(g)) {
+        for (Operation *member : g.ops)
+          groupOf[member] = groups.size();
+        groups.push_back(std::move(g));
+      }
+    }
+    for (Group &g : groups)
+      rewrite(g);
+  }
+
+private:
+  /// Takes in producers of the group's ops while the rules allow.
+  void grow(Group &g) {
+    g.ops.insert(g.root);
+    int64_t loop = numElements(g.root->getResult(0));
+    ArrayRef<int64_t> loopShape = shapeOf(g.root->getResult(0));
+    for (unsigned next = 0; next < g.ops.size(); ++next) {
+      Operation *member = g.ops[next];
+      for (Value operand : member->getOperands()) {
+        Operation *producer = operand.getDefiningOp();
+        if (!producer || producer->getBlock() != &block ||
+            g.ops.contains(producer) || groupOf.contains(producer) ||
+            !FusionOp::isFusible(producer) || g.ops.size() >= kMaxOps)
+          continue;
+        if (!isa<ConstantOp>(producer) && 4 * numElements(operand) < loop)
+          continue;
+        bool ok = true;
+        for (Operation *user : producer->getResult(0).getUsers()) {
+          if (g.ops.contains(user))
+            continue;
+          // Used outside: a further result, computed where the root was.
+          if (shapeOf(operand) != loopShape ||
+              user->getBlock() != &block || !g.root->isBeforeInBlock(user)) {
+            ok = false;
+            break;
+          }
+        }
+        if (!ok)
+          continue;
+        g.ops.insert(producer);
+        if (inputs(g).size() > kMaxInputs) {
+          g.ops.pop_back();
+          continue;
+        }
+      }
+    }
+  }
+
+  /// Values the group's ops read that no op of the group defines, in order
+  /// of first use.
+  static llvm::SetVector<Value> inputs(const Group &g) {
+    llvm::SetVector<Value> in;
+    for (Operation *op : sorted(g))
+      for (Value v : op->getOperands())
+        if (!g.ops.contains(v.getDefiningOp()))
+          in.insert(v);
+    return in;
+  }
+
+  static SmallVector<Operation *> sorted(const Group &g) {
+    SmallVector<Operation *> ops(g.ops.begin(), g.ops.end());
+    llvm::sort(ops, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    return ops;
+  }
+
+  static bool worthFusing(const Group &g) {
+    unsigned compute = 0;
+    for (Operation *op : g.ops)
+      if (!isa<ReshapeOp, ConstantOp>(op))
+        ++compute;
+    return compute >= 2 && !inputs(g).empty() && !g.root->use_empty();
+  }
+
+  void rewrite(Group &g) {
+    SmallVector<Operation *> ops = sorted(g);
+    llvm::SetVector<Value> in = inputs(g);
+    SmallVector<Value> results;
+    for (Operation *op : ops)
+      for (Value r : op->getResults())
+        if (llvm::any_of(r.getUsers(), [&](Operation *user) {
+              return !g.ops.contains(user);
+            }))
+          results.push_back(r);
+    OpBuilder b(g.root);
+    SmallVector<Type> resultTypes;
+    for (Value r : results)
+      resultTypes.push_back(r.getType());
+    auto fusion = FusionOp::create(b, g.root->getLoc(), resultTypes,
+                                   in.getArrayRef());
+    Block *body = b.createBlock(&fusion.getBody());
+    IRMapping map;
+    for (Value v : in)
+      map.map(v, body->addArgument(v.getType(), v.getLoc()));
+    b.setInsertionPointToStart(body);
+    for (Operation *op : ops)
+      b.clone(*op, map);
+    SmallVector<Value> yielded;
+    for (Value r : results)
+      yielded.push_back(map.lookup(r));
+    YieldOp::create(b, g.root->getLoc(), yielded);
+    for (auto [old, now] : llvm::zip(results, fusion.getResults()))
+      old.replaceUsesWithIf(now, [&](OpOperand &use) {
+        return !g.ops.contains(use.getOwner());
+      });
+    for (Operation *op : llvm::reverse(ops))
+      op->erase();
+  }
+
+  Block &block;
+  DenseMap<Operation *, size_t> groupOf;
+};
+
+struct FuseElementwisePass
+    : glimmer::impl::GlimmerFuseElementwiseBase<FuseElementwisePass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      for (Block &block : func.getBody())
+        BlockFuser(block).run();
+  }
+};
+
+} // namespace
