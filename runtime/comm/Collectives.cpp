@@ -49,6 +49,12 @@ Tensor glimmer_rt::allReduce(Reduction kind, const Tensor &x,
       x, RankContext::current().group(meshAxes(axes)), kind);
 }
 
+Tensor glimmer_rt::allToAll(const Tensor &x, const Axes &axes,
+                            int64_t splitDim, int64_t concatDim) {
+  return currentCommunicator().allToAll(
+      x, RankContext::current().group(meshAxes(axes)), splitDim, concatDim);
+}
+
 Tensor glimmer_rt::localShard(const Tensor &x, const Axes &axes, int64_t dim) {
   std::vector<MeshAxis> mesh = meshAxes(axes);
   const RankContext &rank = RankContext::current();

@@ -641,6 +641,13 @@ LogicalResult FunctionLowering::lower(Operation *op) {
                        .literal(axesLiteral(r.getAxes()))
                        .integer(r.getDim()));
       })
+      .Case([&](AllToAllOp a) -> LogicalResult {
+        return one(call("allToAll")
+                       .operand(map(a.getInput()))
+                       .literal(axesLiteral(a.getAxes()))
+                       .integer(a.getSplitDim())
+                       .integer(a.getConcatDim()));
+      })
       .Case([&](AllReduceOp r) -> LogicalResult {
         return one(call("allReduce")
                        .literal(reductionLiteral(r.getKind()))

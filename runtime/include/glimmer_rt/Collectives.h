@@ -39,6 +39,10 @@ Tensor allGather(const Tensor &x, const Axes &axes, int64_t dim);
 Tensor reduceScatter(Reduction kind, const Tensor &x, const Axes &axes,
                      int64_t dim);
 Tensor allReduce(Reduction kind, const Tensor &x, const Axes &axes);
+/// Splits `splitDim` into one piece per group member, sends piece i to
+/// member i and concatenates what arrives along `concatDim`.
+Tensor allToAll(const Tensor &x, const Axes &axes, int64_t splitDim,
+                int64_t concatDim);
 /// This rank's contiguous slice of `dim` (no communication).
 Tensor localShard(const Tensor &x, const Axes &axes, int64_t dim);
 

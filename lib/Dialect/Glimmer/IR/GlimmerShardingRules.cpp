@@ -425,3 +425,16 @@ ShardingRule MicrobatchSliceOp::getShardingRule() {
 ShardingRule LocalShardOp::getShardingRule() {
   return alongDimRule(*this, getDim());
 }
+/// Both dimensions the all-to-all cuts and joins change size: whole.
+ShardingRule AllToAllOp::getShardingRule() {
+  ShardingRule rule;
+  TensorFactors in =
+      tensor(rule, shapeOf(getInput()), kPass,
+             {{getSplitDim(), kReplicate}, {getConcatDim(), kReplicate}});
+  TensorFactors out = in;
+  for (int64_t d : {getSplitDim(), getConcatDim()})
+    out[d] = dim(rule, shapeOf(getOutput())[d], kReplicate);
+  rule.addOperand(in);
+  rule.addResult(out);
+  return rule;
+}

@@ -817,6 +817,18 @@ LogicalResult LocalShardOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   return success();
 }
 
+// An all-to-all only moves elements between ranks: the cotangents move
+// back, by the all-to-all that joins what this one cut.
+LogicalResult AllToAllOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                   MutableArrayRef<Value> operandGrads) {
+  if (!resultGrads[0])
+    return success();
+  operandGrads[0] = AllToAllOp::create(
+      b, getLoc(), getInput().getType(), resultGrads[0], getMeshAttr(),
+      getAxes(), getConcatDimAttr(), getSplitDimAttr());
+  return success();
+}
+
 // Each rank's cotangent is its share of the replicated operand's: summed.
 LogicalResult PvaryOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                                 MutableArrayRef<Value> operandGrads) {

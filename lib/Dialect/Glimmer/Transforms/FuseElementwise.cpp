@@ -36,7 +36,16 @@ ArrayRef<int64_t> shapeOf(Value v) {
 struct Group {
   Operation *root;
   llvm::SetVector<Operation *> ops; // in the order they joined
+  /// Members that stay in the block as well, for their other users.
+  DenseSet<Operation *> copies;
 };
+
+/// Ops cheap enough to compute again inside a group when they have other
+/// users: index maps and conversions.
+bool isCheapToCopy(Operation *op) {
+  return isa<BroadcastInDimOp, ReshapeOp, TransposeOp, SliceOp, ConvertOp,
+             ConstantOp>(op);
+}
 
 class BlockFuser {
 public:
@@ -52,12 +61,32 @@ public:
       grow(g);
       if (worthFusing(g)) {
         for (Operation *member : g.ops)
-          groupOf[member] = groups.size();
+          if (!g.copies.contains(member))
+            groupOf[member] = groups.size();
+        // A copy's operands from outside become this fusion's inputs: a
+        // group formed later that takes them in must keep them as results.
+        for (Operation *copy : g.copies)
+          for (Value v : copy->getOperands())
+            if (!g.ops.contains(v.getDefiningOp()))
+              copyReaders[v].push_back(g.root);
         groups.push_back(std::move(g));
       }
     }
     for (Group &g : groups)
       rewrite(g);
+    // Copied ops whose every user is now in a fusion.
+    SmallVector<Operation *> dead;
+    for (Group &g : groups)
+      for (Operation *op : g.copies)
+        if (!groupOf.contains(op)) // else a later group moved it
+          dead.push_back(op);
+    llvm::sort(dead, [](Operation *a, Operation *b) {
+      return b->isBeforeInBlock(a);
+    });
+    dead.erase(std::unique(dead.begin(), dead.end()), dead.end());
+    for (Operation *op : dead)
+      if (op->use_empty())
+        op->erase();
   }
 
 private:
@@ -78,7 +107,8 @@ private:
           continue;
         bool ok = true;
         for (Operation *user : producer->getResult(0).getUsers()) {
-          if (g.ops.contains(user))
+          // A copied member's original stays and keeps reading this.
+          if (g.ops.contains(user) && !g.copies.contains(user))
             continue;
           // Used outside: a further result, computed where the root was.
           if (shapeOf(operand) != loopShape ||
@@ -87,13 +117,24 @@ private:
             break;
           }
         }
-        if (!ok)
+        // Fusions formed before that copied one of its users read it where
+        // their last op was.
+        for (Operation *reader : copyReaders.lookup(operand))
+          if (ok && (shapeOf(operand) != loopShape ||
+                     !g.root->isBeforeInBlock(reader)))
+            ok = false;
+        // Else a cheap op is copied in (it stays for its other users: the
+        // RoPE tables broadcast for the forward and the backward).
+        bool copy = !ok && isCheapToCopy(producer);
+        if (!ok && !copy)
           continue;
         g.ops.insert(producer);
         if (inputs(g).size() > kMaxInputs) {
           g.ops.pop_back();
           continue;
         }
+        if (copy)
+          g.copies.insert(producer);
       }
     }
   }
@@ -131,10 +172,19 @@ private:
     SmallVector<Value> results;
     for (Operation *op : ops)
       for (Value r : op->getResults())
-        if (llvm::any_of(r.getUsers(), [&](Operation *user) {
+        if (!g.copies.contains(op) &&
+            llvm::any_of(r.getUsers(), [&](Operation *user) {
               return !g.ops.contains(user);
             }))
           results.push_back(r);
+    // Every outside user was in groups rewritten before (which copied what
+    // they read): the ops are dead.
+    if (results.empty()) {
+      for (Operation *op : llvm::reverse(ops))
+        if (!g.copies.contains(op))
+          op->erase();
+      return;
+    }
     OpBuilder b(g.root);
     SmallVector<Type> resultTypes;
     for (Value r : results)
@@ -157,11 +207,15 @@ private:
         return !g.ops.contains(use.getOwner());
       });
     for (Operation *op : llvm::reverse(ops))
-      op->erase();
+      if (!g.copies.contains(op))
+        op->erase();
   }
 
   Block &block;
   DenseMap<Operation *, size_t> groupOf;
+  /// Values that copies in fusions formed so far read, and those fusions'
+  /// last ops.
+  DenseMap<Value, SmallVector<Operation *>> copyReaders;
 };
 
 struct FuseElementwisePass

@@ -90,8 +90,10 @@ private:
   Layout propagated(Value v);
 
   /// `v` (held as `from`, global type `global`) as `to`: partial sums are
-  /// all-reduced, split dimensions that `to` does not split alike are
-  /// all-gathered, and dimensions `to` splits are cut locally. `sharedWork`
+  /// all-reduced (reduce-scattered when `to` splits them), a split that
+  /// moves to another dimension is one all-to-all, other split dimensions
+  /// that `to` does not split alike are all-gathered, and dimensions `to`
+  /// splits are cut locally. `sharedWork`
   /// are the axes that split the consumer's work: a gather over them feeds
   /// per-rank work (its cotangents are shares, summed by the gather's VJP);
   /// any other gather is `invariant` (its VJP takes the rank's slice).
@@ -164,6 +166,25 @@ Value Partitioner::reshard(Value v, const Layout &from, const Layout &to,
         ReductionKindAttr::get(b.getContext(), ReductionKind::Sum), v,
         meshRef, axesAttr(cur.partial));
     cur.partial.clear();
+  }
+  // Split over A along d to split over A along e (sequence-split to
+  // head-split): one all-to-all moves every rank's elements where they
+  // belong, instead of a gather of the whole value and a cut.
+  for (unsigned d = 0; d < cur.dims.size(); ++d) {
+    if (cur.dims[d].empty() || cur.dims[d] == to.dims[d] || !to.dims[d].empty())
+      continue;
+    for (unsigned e = 0; e < cur.dims.size(); ++e) {
+      if (e == d || !cur.dims[e].empty() || to.dims[e] != cur.dims[d])
+        continue;
+      Layout next = cur;
+      next.dims[e] = cur.dims[d];
+      next.dims[d].clear();
+      v = AllToAllOp::create(b, loc, localType(global, next), v, meshRef,
+                             axesAttr(cur.dims[d]), b.getI64IntegerAttr(e),
+                             b.getI64IntegerAttr(d));
+      cur = next;
+      break;
+    }
   }
   for (unsigned d = 0; d < cur.dims.size(); ++d) {
     if (cur.dims[d].empty() || cur.dims[d] == to.dims[d])

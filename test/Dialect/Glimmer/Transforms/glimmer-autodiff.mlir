@@ -185,6 +185,26 @@ module {
 
 // -----
 
+// An all_to_all (a split moved from dimension 0 to dimension 1) only moves
+// elements: its cotangent goes back by the all_to_all with the dimensions
+// swapped.
+// SGD-LABEL: func.func @grad_step
+// SGD: glimmer.all_to_all %{{.*}} on @mesh ["tp"] split_dim = 1 concat_dim = 0 : tensor<2x4xf32> -> tensor<4x2xf32>
+// SGD: glimmer.all_to_all %{{.*}} on @mesh ["tp"] split_dim = 0 concat_dim = 1 : tensor<4x2xf32> -> tensor<2x4xf32>
+// SGD-LABEL: func.func @apply_step
+module {
+  glimmer.mesh @mesh = <["tp"=2]>
+  func.func @forward(%w: tensor<2x4xf32> {glimmer.param = "w", glimmer.sharded_dim = 0 : i64, glimmer.sharded_axes = ["tp"]}) -> tensor<f32> {
+    %a = glimmer.all_to_all %w on @mesh ["tp"] split_dim = 1 concat_dim = 0 : tensor<2x4xf32> -> tensor<4x2xf32>
+    %e = glimmer.exp %a : tensor<4x2xf32>
+    %s = glimmer.reduce sum %e dims = [0, 1] : tensor<4x2xf32> -> tensor<f32>
+    %t = glimmer.all_reduce sum %s on @mesh ["tp"] : tensor<f32>
+    return %t : tensor<f32>
+  }
+}
+
+// -----
+
 // A max all-reduce (loss-parallel cross-entropy's shift): the cotangent
 // goes to the ranks whose value is the maximum, zero elsewhere.
 // SGD-LABEL: func.func @grad_step

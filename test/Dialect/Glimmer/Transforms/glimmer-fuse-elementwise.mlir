@@ -125,3 +125,66 @@ func.func @what_is_not_fused(%i: tensor<4x8xi64>, %x: tensor<4x8xf32>) -> (tenso
   %e = glimmer.exp %x : tensor<4x8xf32>
   return %s, %t, %e : tensor<4x8xi64>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A broadcast read by two groups at different places (RoPE's tables, by the
+// forward and by the backward) is cheap to compute again: each fusion
+// copies it and reads the small table; the broadcast itself goes.
+// CHECK-LABEL: func.func @broadcast_copied_into_two_fusions
+// CHECK-NOT: glimmer.broadcast_in_dim %arg1
+// CHECK: %[[F1:.*]] = glimmer.fusion(%arg1, %arg0)
+// CHECK: glimmer.broadcast_in_dim
+// CHECK: glimmer.yield
+// CHECK: %[[R:.*]] = glimmer.reduce sum %[[F1]]
+// CHECK: glimmer.fusion(%arg1, %arg2)
+// CHECK: glimmer.broadcast_in_dim
+// CHECK: glimmer.yield
+func.func @broadcast_copied_into_two_fusions(%x: tensor<8x16xf32>, %c: tensor<8x1xf32>, %g: tensor<8x16xf32>) -> (tensor<8xf32>, tensor<8x16xf32>) {
+  %cb = glimmer.broadcast_in_dim %c dims = [0, 1] : tensor<8x1xf32> -> tensor<8x16xf32>
+  %m = glimmer.mul %x, %cb : tensor<8x16xf32>
+  %e = glimmer.exp %m : tensor<8x16xf32>
+  %r = glimmer.reduce sum %e dims = [1] : tensor<8x16xf32> -> tensor<8xf32>
+  %gm = glimmer.mul %g, %cb : tensor<8x16xf32>
+  %n = glimmer.neg %gm : tensor<8x16xf32>
+  return %r, %n : tensor<8xf32>, tensor<8x16xf32>
+}
+
+// -----
+
+// A copied op that another, unfused op reads before the group stays for
+// that reader (it cannot be a result: the reader comes first).
+// CHECK-LABEL: func.func @copy_kept_for_earlier_reader
+// CHECK: %[[T:.*]] = glimmer.transpose %arg0
+// CHECK: glimmer.reduce sum %[[T]]
+// CHECK: glimmer.fusion(%arg0, %arg1) : (tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+// CHECK: glimmer.transpose
+// CHECK: glimmer.yield
+func.func @copy_kept_for_earlier_reader(%x: tensor<16x8xf32>, %y: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8xf32>) {
+  %t = glimmer.transpose %x permutation = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+  %r = glimmer.reduce sum %t dims = [1] : tensor<8x16xf32> -> tensor<8xf32>
+  %m = glimmer.mul %t, %y : tensor<8x16xf32>
+  %e = glimmer.exp %m : tensor<8x16xf32>
+  return %e, %r : tensor<8x16xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A fusion that copies an op reads that op's operand: a group formed later
+// may take that operand in only as a result of its own shape. Here the
+// transpose is copied into the exp's fusion (the reduce keeps it), so the
+// exp it reads must stay readable there; in a group rooted at the
+// transpose it would be a result of another shape, so it stays outside.
+// CHECK-LABEL: func.func @copied_op_operand_stays_readable
+// CHECK: %[[Y:.*]] = glimmer.exp %arg0 : tensor<4x8xf32>
+// CHECK: %[[T:.*]] = glimmer.transpose %[[Y]]
+// CHECK: glimmer.reduce sum %[[T]]
+// CHECK: glimmer.fusion(%[[Y]], %arg1)
+func.func @copied_op_operand_stays_readable(%x: tensor<4x8xf32>, %z: tensor<8x4xf32>) -> (tensor<8xf32>, tensor<8x4xf32>) {
+  %y = glimmer.exp %x : tensor<4x8xf32>
+  %c = glimmer.transpose %y permutation = [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+  %r = glimmer.reduce sum %c dims = [1] : tensor<8x4xf32> -> tensor<8xf32>
+  %m = glimmer.mul %c, %z : tensor<8x4xf32>
+  %e = glimmer.exp %m : tensor<8x4xf32>
+  return %r, %e : tensor<8xf32>, tensor<8x4xf32>
+}

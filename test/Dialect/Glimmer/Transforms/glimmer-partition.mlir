@@ -226,14 +226,15 @@ module attributes {glimmer.spmd = #glimmer.spmd<"tp=2">} {
 // -----
 
 // Split over tp on one dimension -> split over tp on another (a
-// sequence-parallel value read by a split-head op, here a transpose pinned
-// by a constraint): all_gather then local_shard. The gather is invariant:
-// each rank's slice cotangent is complete, and the cut's VJP gathers them,
-// so summing them again (a plain gather's VJP) would count each tp times.
+// sequence-parallel value read by a split-head op, here an exp pinned by a
+// constraint): one all_to_all, which cuts the new dimension and joins the
+// old one; no rank ever holds the whole value. (Its VJP is the all_to_all
+// back: glimmer-autodiff.mlir.) The result leaves replicated: gathered.
 // CHECK-LABEL: func.func @split_to_other_split
-// CHECK: %[[G:.*]] = glimmer.all_gather %arg0 on @mesh ["tp"] dim = 0 invariant : tensor<4x8xf32> -> tensor<8x8xf32>
-// CHECK: %[[L:.*]] = glimmer.local_shard %[[G]] on @mesh ["tp"] dim = 1 : tensor<8x8xf32> -> tensor<8x4xf32>
-// CHECK: glimmer.exp %[[L]] : tensor<8x4xf32>
+// CHECK: %[[A:.*]] = glimmer.all_to_all %arg0 on @mesh ["tp"] split_dim = 1 concat_dim = 0 : tensor<4x8xf32> -> tensor<8x4xf32>
+// CHECK-NEXT: %[[E:.*]] = glimmer.exp %[[A]] : tensor<8x4xf32>
+// CHECK-NEXT: glimmer.all_gather %[[E]] on @mesh ["tp"] dim = 1 invariant : tensor<8x4xf32> -> tensor<8x8xf32>
+// CHECK-NOT: local_shard
 module attributes {glimmer.spmd = #glimmer.spmd<"tp=2">} {
   glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=2, "pp"=1]>
   func.func @split_to_other_split(%x: tensor<8x8xf32> {glimmer.param = "x", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {}]>}) -> tensor<8x8xf32> {

@@ -287,6 +287,8 @@ func.func @rule_cp_permute(%x: tensor<2x16xi64>) -> tensor<2x16xi64> {
 // microbatch_slice is like local_shard along its dimension; its index is a
 // scalar with no factor.
 // CHECK: glimmer.microbatch_slice {{.*}}glimmer.sharding_rule = "([i, j, k, l], []) -> ([1, j, k, l]) {i=2, j=4, k=4, l=8} need_replication={i}"
+// all_to_all cuts one dimension and joins another: both whole on both sides.
+// CHECK: glimmer.all_to_all {{.*}}glimmer.sharding_rule = "([i, j, k, l]) -> ([i, j, n, m]) {i=2, j=4, k=4, l=8, m=4, n=8} need_replication={k, l, m, n}"
 module {
   glimmer.mesh @mesh = <["cp"=2, "tp"=2]>
   func.func @rule_collectives(%k: tensor<2x4x4x8xf32>) -> tensor<2x4x4x8xf32> {
@@ -295,6 +297,7 @@ module {
     %2 = glimmer.all_reduce sum %1 on @mesh ["cp"] : tensor<2x4x4x8xf32>
     %mb = glimmer.constant dense<0> : tensor<i64>
     %3 = glimmer.microbatch_slice %2[%mb] pieces = 2 dim = 0 : tensor<2x4x4x8xf32>, tensor<i64> -> tensor<1x4x4x8xf32>
+    %4 = glimmer.all_to_all %2 on @mesh ["cp"] split_dim = 3 concat_dim = 2 : tensor<2x4x4x8xf32> -> tensor<2x4x8x4xf32>
     return %2 : tensor<2x4x4x8xf32>
   }
 }

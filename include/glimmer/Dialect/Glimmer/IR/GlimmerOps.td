@@ -985,12 +985,15 @@ def Glimmer_PvaryOp : Glimmer_CollectiveOp<"pvary", [Glimmer_ShardingRuleOpInter
   let assemblyFormat = "$input `on` $mesh $axes attr-dict `:` type($output)";
 }
 
-def Glimmer_AllToAllOp : Glimmer_CollectiveOp<"all_to_all"> {
+def Glimmer_AllToAllOp : Glimmer_CollectiveOp<"all_to_all", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
   let summary = "Splits along one dimension and concatenates along another";
   let description = [{
     Each rank splits `split_dim` into as many pieces as the group has ranks,
     sends piece `i` to rank `i`, and concatenates what it receives along
-    `concat_dim`.
+    `concat_dim`. A value split over the axes along `concat_dim` comes out
+    split along `split_dim` instead (the reshard between two splits). It
+    only moves elements, so its VJP is the all-to-all back (`split_dim` and
+    `concat_dim` swapped).
 
     ```mlir
     %y = glimmer.all_to_all %x on @mesh ["cp"] split_dim = 1 concat_dim = 2

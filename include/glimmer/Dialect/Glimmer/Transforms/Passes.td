@@ -641,6 +641,10 @@ def GlimmerFuseElementwise
     * a producer whose result has under a quarter of the group's elements
       stays outside: read through a broadcast, it would be computed again
       for every element it is broadcast to, rather than once.
+    * otherwise, a producer used outside too that is cheap to compute again
+      (an index op or a conversion: RoPE's broadcast tables, read by the
+      forward and the backward) is copied into the group and stays for its
+      other users; it goes once they are all in fusions.
 
     A group needs two ops that are not `reshape` (a reshape is a view) and
     holds at most 64 ops and 16 inputs (the kernel's parameters and
