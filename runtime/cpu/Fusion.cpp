@@ -8,24 +8,26 @@
 
 #include "glimmer_rt/Fusion.h"
 
+#include "../common/FusionHeaders.h"
+
 #ifdef GLIMMER_RT_HAVE_CUDA
 #include "../cuda/CudaBackend.h"
 #endif
 
 #include <cstring>
+#include <string>
 
 using namespace glimmer_rt;
 
-namespace {
-
-struct Header {
-  const char *name;
-  const char *text;
-};
-// {"Bf16.h", R"(...)"}, ... (generated from the runtime's sources).
-const Header kHeaders[] = {
+const std::vector<fusion::Header> &fusion::headers() {
+  // {"Bf16.h", R"(...)"}, ... (generated from the runtime's sources).
+  static const std::vector<Header> table = {
 #include "FusionHeaders.inc"
-};
+  };
+  return table;
+}
+
+namespace {
 
 FusedCheck &fusedCheck() {
   static FusedCheck check;
@@ -34,7 +36,7 @@ FusedCheck &fusedCheck() {
 
 /// `text` without its `#include "NAME"` lines for the embedded headers.
 std::string withoutEmbeddedIncludes(std::string text) {
-  for (const Header &h : kHeaders) {
+  for (const fusion::Header &h : fusion::headers()) {
     std::string line = std::string("#include \"") + h.name + "\"";
     for (size_t at; (at = text.find(line)) != std::string::npos;)
       text.erase(at, line.size());
@@ -60,10 +62,36 @@ std::string glimmer_rt::fusedKernelsHostSource(const FusedKernels &kernels) {
   // other (each once: their include lines are dropped).
   for (const char *name : {"FusionHost.h", "Bf16.h", "ElementwiseMath.cuh",
                            "FusionPrelude.cuh"})
-    for (const Header &h : kHeaders)
+    for (const fusion::Header &h : fusion::headers())
       if (std::strcmp(h.name, name) == 0)
         source += withoutEmbeddedIncludes(h.text) + "\n";
   return source + withoutEmbeddedIncludes(kernels.cudaSource());
+}
+
+void glimmer_rt::requireSameResults(int index,
+                                    const std::vector<Tensor> &kernel,
+                                    const std::vector<Tensor> &ops) {
+  std::string name =
+      "glimmer.fusion: kernel glimmer_fused_" + std::to_string(index);
+  if (kernel.size() != ops.size())
+    throw RuntimeError(name + " gives " + std::to_string(kernel.size()) +
+                       " results, its ops " + std::to_string(ops.size()));
+  for (size_t k = 0; k < kernel.size(); ++k) {
+    Tensor a = kernel[k].to(Device::cpu()), b = ops[k].to(Device::cpu());
+    std::string result = name + " result " + std::to_string(k);
+    if (a.dtype() != b.dtype() || a.shape() != b.shape())
+      throw RuntimeError(result + " is " + a.describe() + ", its ops give " +
+                         b.describe());
+    size_t size = dtypeSize(a.dtype());
+    const char *pa = static_cast<const char *>(a.raw());
+    const char *pb = static_cast<const char *>(b.raw());
+    for (int64_t i = 0; i < a.numel(); ++i)
+      if (std::memcmp(pa + size_t(i) * size, pb + size_t(i) * size, size))
+        throw RuntimeError(result + " (" + a.describe() +
+                           ") differs from its ops' at element " +
+                           std::to_string(i) + ": " + std::to_string(a.item(i)) +
+                           " vs " + std::to_string(b.item(i)));
+  }
 }
 
 std::vector<Tensor> glimmer_rt::fused(FusedKernels &kernels, int index,

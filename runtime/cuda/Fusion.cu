@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ElementwiseUtil.cuh"
+#include "../common/FusionHeaders.h"
 #include "glimmer_rt/Fusion.h"
 
 #include <nvrtc.h>
@@ -27,15 +28,6 @@
 namespace glimmer_rt {
 
 namespace {
-
-struct Header {
-  const char *name;
-  const char *text;
-};
-// {"Bf16.h", R"(...)"}, ... (generated from the runtime's sources).
-const Header kHeaders[] = {
-#include "FusionHeaders.inc"
-};
 
 struct Module {
   cudaLibrary_t library = nullptr;
@@ -60,7 +52,7 @@ int architecture(int device) {
 /// The cubin of `source` for sm_<arch>.
 std::vector<char> compile(const char *source, int arch) {
   std::vector<const char *> names, texts;
-  for (const Header &h : kHeaders) {
+  for (const fusion::Header &h : fusion::headers()) {
     names.push_back(h.name);
     texts.push_back(h.text);
   }
@@ -128,30 +120,6 @@ FusionMode fusionMode() {
   return mode;
 }
 
-/// Check mode: the kernel's results against the ops run one by one, bit
-/// for bit.
-void compareWithOps(int index, const std::vector<Tensor> &fused,
-                    const std::vector<Tensor> &expected) {
-  for (size_t k = 0; k < fused.size(); ++k) {
-    Tensor a = fused[k].to(Device::cpu()), b = expected.at(k).to(Device::cpu());
-    if (a.dtype() != b.dtype() || a.shape() != b.shape())
-      throw RuntimeError("glimmer.fusion: kernel glimmer_fused_" +
-                         std::to_string(index) + " result " +
-                         std::to_string(k) + " is " + a.describe() +
-                         ", its ops give " + b.describe());
-    size_t esize = dtypeSize(a.dtype());
-    const char *pa = static_cast<const char *>(a.raw());
-    const char *pb = static_cast<const char *>(b.raw());
-    for (int64_t i = 0; i < a.numel(); ++i)
-      if (std::memcmp(pa + size_t(i) * esize, pb + size_t(i) * esize,
-                      esize) != 0)
-        throw RuntimeError(
-            "glimmer.fusion: kernel glimmer_fused_" + std::to_string(index) +
-            " result " + std::to_string(k) + " differs from its ops at element " +
-            std::to_string(i) + ": " + std::to_string(a.item(i)) + " vs " +
-            std::to_string(b.item(i)));
-  }
-}
 } // namespace
 
 bool fusedKernelsEnabled() { return fusionMode() != FusionMode::Off; }
@@ -215,7 +183,7 @@ std::vector<Tensor> runFused(FusedKernels &kernels, int index,
                                         args.data(), 0, c.stream));
   }
   if (fusionMode() == FusionMode::Check)
-    compareWithOps(index, out, ops(inputs));
+    requireSameResults(index, out, ops(inputs));
   return out;
 }
 

@@ -139,19 +139,7 @@ public:
       pointers.push_back(mine.back().raw());
     }
     kernel(pointers.data());
-    for (size_t k = 0; k < results.size(); ++k) {
-      size_t size = dtypeSize(results[k].dtype());
-      const char *a = static_cast<const char *>(mine[k].raw());
-      const char *b = static_cast<const char *>(results[k].raw());
-      for (int64_t i = 0; i < results[k].numel(); ++i)
-        if (std::memcmp(a + size_t(i) * size, b + size_t(i) * size, size))
-          throw RuntimeError("fused kernel " + name + ": result " +
-                             std::to_string(k) + " (" +
-                             results[k].describe() + ") differs from its "
-                             "ops' at element " + std::to_string(i) + ": " +
-                             std::to_string(mine[k].item(i)) + " vs " +
-                             std::to_string(results[k].item(i)));
-    }
+    requireSameResults(index, mine, results);
     ++calls;
     checked.insert({&kernels, index});
   }

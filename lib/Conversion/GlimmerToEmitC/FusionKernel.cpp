@@ -223,6 +223,18 @@ private:
                           .str());
   }
 
+  /// max/min: `f(a, b)` unrounded (it returns one of its operands).
+  FailureOr<std::string> pick(Operation *op, const std::string &idx,
+                              StringRef f) {
+    FailureOr<std::string> a = value(op->getOperand(0), idx);
+    if (failed(a))
+      return failure();
+    FailureOr<std::string> b = value(op->getOperand(1), idx);
+    if (failed(b))
+      return failure();
+    return ("glimmer_fusion::" + f + "(" + *a + ", " + *b + ")").str();
+  }
+
   FailureOr<std::string> unary(Operation *op, const std::string &idx,
                                StringRef functor) {
     FailureOr<std::string> a = value(op->getOperand(0), idx);
@@ -255,19 +267,9 @@ private:
           return binary(o, idx, "glimmer_fusion::mPow",
                         "glimmer_fusion::mPow");
         })
-        .Case([&](MaxOp o) -> FailureOr<std::string> {
-          // The chosen operand's value itself: no rounding.
-          auto a = value(o.getLhs(), idx), b = value(o.getRhs(), idx);
-          if (failed(a) || failed(b))
-            return failure();
-          return "glimmer_fusion::pickMax(" + *a + ", " + *b + ")";
-        })
-        .Case([&](MinOp o) -> FailureOr<std::string> {
-          auto a = value(o.getLhs(), idx), b = value(o.getRhs(), idx);
-          if (failed(a) || failed(b))
-            return failure();
-          return "glimmer_fusion::pickMin(" + *a + ", " + *b + ")";
-        })
+        // The chosen operand's value itself: no rounding.
+        .Case([&](MaxOp o) { return pick(o, idx, "pickMax"); })
+        .Case([&](MinOp o) { return pick(o, idx, "pickMin"); })
         .Case([&](NegOp o) -> FailureOr<std::string> {
           // 0 - x, as the neg kernel (neg(0) is +0).
           auto a = value(o.getInput(), idx);

@@ -158,6 +158,7 @@ public:
   FunctionLowering(OpBuilder &b, func::FuncOp func, FusedKernelTable &kernels)
       : b(b), func(func), ctx(func.getContext()), kernels(kernels) {
     tensorType = emitc::OpaqueType::get(ctx, kTensorType);
+    listType = emitc::OpaqueType::get(ctx, "std::vector<glimmer_rt::Tensor>");
   }
 
   LogicalResult run();
@@ -183,6 +184,7 @@ private:
   func::FuncOp func;
   MLIRContext *ctx;
   Type tensorType;
+  Type listType; // std::vector<glimmer_rt::Tensor>
   Value frame;
   DenseMap<Value, Value> mapping;
   std::string lastPath;
@@ -421,8 +423,7 @@ LogicalResult FunctionLowering::lower(Operation *op) {
         Call list = call("tensorList");
         for (Value v : c.getInputs())
           list.operand(map(v));
-        Value parts = list.build(emitc::OpaqueType::get(
-            ctx, "std::vector<glimmer_rt::Tensor>"))[0];
+        Value parts = list.build(listType)[0];
         Value result = call("concat").operand(parts).integer(c.getDim())
                            .build(tensorType)[0];
         // The list would otherwise hold the parts until the function returns.
@@ -692,9 +693,7 @@ LogicalResult FunctionLowering::lowerFusion(FusionOp fusion) {
   Call list(b, loc, "tensorList");
   for (Value v : fusion.getInputs())
     list.operand(map(v));
-  auto vectorType =
-      emitc::OpaqueType::get(ctx, "std::vector<glimmer_rt::Tensor>");
-  Value inputs = list.build(vectorType)[0];
+  Value inputs = list.build(listType)[0];
   std::string results = "std::vector<glimmer_rt::FusedResult>{";
   for (auto [i, r] : llvm::enumerate(fusion.getResults())) {
     auto t = cast<RankedTensorType>(r.getType());
@@ -708,7 +707,7 @@ LogicalResult FunctionLowering::lowerFusion(FusionOp fusion) {
                       .operand(inputs)
                       .literal(results)
                       .literal(name + "_ops")
-                      .build(vectorType)[0];
+                      .build(listType)[0];
   // The list would otherwise hold the inputs until the function returns.
   Call(b, loc, "release").operand(inputs).build({});
   SmallVector<Value> taken;
@@ -722,12 +721,10 @@ LogicalResult FunctionLowering::lowerFusion(FusionOp fusion) {
 LogicalResult FunctionLowering::emitFusedOps(FusionOp fusion, StringRef name) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(emitted);
-  auto vectorType =
-      emitc::OpaqueType::get(ctx, "std::vector<glimmer_rt::Tensor>");
   auto argType =
       emitc::OpaqueType::get(ctx, "const std::vector<glimmer_rt::Tensor>&");
   auto fn = emitc::FuncOp::create(b, fusion.getLoc(), name,
-                                  b.getFunctionType({argType}, {vectorType}));
+                                  b.getFunctionType({argType}, {listType}));
   fn.setSpecifiersAttr(b.getStrArrayAttr({"static"}));
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
@@ -752,7 +749,7 @@ LogicalResult FunctionLowering::emitFusedOps(FusionOp fusion, StringRef name) {
     Call list(b, fusion.getLoc(), "tensorList");
     for (Value v : cast<YieldOp>(body.getTerminator()).getValues())
       list.operand(map(v));
-    emitc::ReturnOp::create(b, fusion.getLoc(), list.build(vectorType)[0]);
+    emitc::ReturnOp::create(b, fusion.getLoc(), list.build(listType)[0]);
   }
   mapping = std::move(outer);
   lastPath = std::move(outerPath);

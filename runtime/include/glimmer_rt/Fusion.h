@@ -75,6 +75,12 @@ bool fusedKernelsEnabled();
 /// there is no GPU (glimmer-run --check-fused-kernels).
 std::string fusedKernelsHostSource(const FusedKernels &kernels);
 
+/// Throws unless the results of kernel `index` equal its ops' results bit
+/// for bit (GLIMMER_CUDA_FUSION=check, glimmer-run --check-fused-kernels),
+/// naming the result and its first differing element.
+void requireSameResults(int index, const std::vector<Tensor> &kernel,
+                        const std::vector<Tensor> &ops);
+
 /// Called by `fused` on the CPU after the ops ran, with their results; none
 /// by default. Set before any program runs.
 using FusedCheck =
