@@ -351,6 +351,8 @@ private:
           int64_t offset = 0;
           for (auto [k, in] : llvm::enumerate(o.getInputs())) {
             int64_t len = typeOf(in).getDimSize(dim);
+            // A named copy: a lambda may not capture a structured binding.
+            ArrayRef<int64_t> inShape = typeOf(in).getShape();
             bool last = k + 1 == o.getInputs().size();
             std::string cond = c[dim] + " < " + lit(offset + len);
             line(std::string(k ? "} else " : "") +
@@ -359,7 +361,7 @@ private:
                   SmallVector<std::string> ic(c);
                   if (offset)
                     ic[dim] = "(" + c[dim] + " - " + lit(offset) + ")";
-                  return linear(typeOf(in).getShape(), ic);
+                  return linear(inShape, ic);
                 })))
               return failure();
             offset += len;
