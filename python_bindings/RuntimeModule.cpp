@@ -302,6 +302,7 @@ it, t.numpy() copies it.)doc")
   m.def("reduce", &glimmer_rt::reduce, nogil, py::arg("kind"), py::arg("x"),
         py::arg("dims"), py::arg("keep_dims") = false);
   m.def("cumsum", &glimmer_rt::cumsum, nogil, py::arg("x"), py::arg("dim"));
+  m.def("sum_squares", &glimmer_rt::sumSquares, nogil, py::arg("inputs"));
   m.def("softmax", &glimmer_rt::softmax, nogil, py::arg("x"), py::arg("dim"));
   m.def("softmax_grad", &glimmer_rt::softmaxGrad, nogil, py::arg("grad"),
         py::arg("y"), py::arg("dim"));

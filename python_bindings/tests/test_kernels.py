@@ -416,6 +416,34 @@ def test_reduce_errors():
     equal(rt.reduce(rt.Reduction.Sum, np.zeros((0, 3)), [0]), np.zeros(3))
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_sum_squares(dtype):
+    # Inputs of several sizes: a scalar, an empty tensor, one spanning
+    # several of the GPU kernel's 65536-element chunks, and more inputs than
+    # one launch takes (64).
+    parts = [randn((3, 4, 5), dtype, 30, scale=3.0), np.array(2.5, dtype),
+             np.zeros((0, 3), dtype), randn((200_003,), dtype, 31)]
+    parts += [randn((k + 1,), dtype, 40 + k) for k in range(70)]
+    expected = sum(torch.sum(tt(p).double() ** 2) for p in parts)
+    got = npy(rt.sum_squares(parts))
+    assert got.shape == () and got.dtype == dtype
+    # f32 sums of 200k squares in one accumulator (the CPU's row-major
+    # order): a relative error near sqrt(n) * 2^-24.
+    assert_allclose_finite(np.asarray(got, np.float64), np.float64(expected),
+                           rtol=1e-12 if dtype == np.float64 else 2e-4, atol=0)
+    # The same inputs give the same bits (a fixed summation order).
+    equal(rt.sum_squares(parts), got)
+
+
+def test_sum_squares_errors():
+    with pytest.raises(ValueError, match="expects at least one input"):
+        rt.sum_squares([])
+    with pytest.raises(ValueError, match="input #1 .* does not have the type of input #0"):
+        rt.sum_squares([np.zeros(2), np.zeros(2, np.float32)])
+    with pytest.raises(ValueError, match="floating-point|f32|f64"):
+        rt.sum_squares([np.zeros(2, np.int64)])
+
+
 @pytest.mark.parametrize("dtype", FLOATS + [np.int64, np.int32])
 def test_cumsum(dtype):
     x = (rng(11).standard_normal((3, 4, 5)) * 10).astype(dtype)

@@ -42,7 +42,7 @@ f32 results computed from bf16 inputs without rounding (lse, the f32 loss
 sum) are checked to 1e-3/1e-4.
 
 Coverage: every kernel with a bf16 path: creation (full, constant, iota),
-elementwise unary/binary, compare, select, convert, reduce, cumsum,
+elementwise unary/binary, compare, select, convert, reduce, sum_squares, cumsum,
 softmax(+grad), reshape/transpose/broadcast_in_dim/slice/concat/pad,
 cp_permute, embedding(+grad), linear, matmul, rms_norm(+grad),
 layer_norm(+grad), rope, attention(+grad) on the tensor-core path (head
@@ -367,6 +367,15 @@ def test_reduce(case, keep):
     close(rt.reduce(rt.Reduction.Sum, dx, dims, keep), low(torch.sum(tx, dims, keepdim=keep)), scale=scale)
     equal(rt.reduce(rt.Reduction.Max, dx, dims, keep), torch.amax(tx, dims, keepdim=keep))
     equal(rt.reduce(rt.Reduction.Min, dx, dims, keep), torch.amin(tx, dims, keepdim=keep))
+
+
+def test_sum_squares():
+    # Squares summed in f32, the total rounded once to bf16; inputs spanning
+    # several chunks and more than one launch's 64.
+    parts = [randb((3, 4, 5), 35, 3.0), randb((200_003,), 36, 1.0)]
+    parts += [randb((k + 1,), 50 + k, 1.0) for k in range(70)]
+    expected = sum(torch.sum(tt(p) ** 2) for p in parts)
+    close(rt.sum_squares([dev(p) for p in parts]), low(expected), scale=float(expected))
 
 
 @pytest.mark.parametrize("shape,dim,scale", [

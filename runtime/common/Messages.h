@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace glimmer_rt::messages {
 
@@ -42,6 +43,23 @@ inline std::string badGradScale(const Tensor &scale, const Tensor &param) {
     return "";
   return "expects grad_scale to be a scalar of the param's type, got " +
          scale.describe() + " for param " + param.describe();
+}
+
+/// sum_squares' inputs: at least one, all defined and of one type (each
+/// backend then requires a floating-point type it supports). The error
+/// message, or "".
+inline std::string badSumSquaresInputs(const std::vector<Tensor> &inputs) {
+  if (inputs.empty())
+    return "expects at least one input";
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (!inputs[k].defined())
+      return "missing input #" + std::to_string(k);
+    if (inputs[k].dtype() != inputs.front().dtype())
+      return "input #" + std::to_string(k) + " " + inputs[k].describe() +
+             " does not have the type of input #0 " +
+             inputs.front().describe();
+  }
+  return "";
 }
 
 } // namespace glimmer_rt::messages

@@ -78,13 +78,27 @@ void glimmer_rt::setCudnnAttention(bool on) { cudnnAttention = on; }
 bool glimmer_rt::cudnnAttentionEnabled() {
   static const int forced = [] {
     const char *e = std::getenv("GLIMMER_CUDA_ATTENTION");
-    if (e && std::strcmp(e, "cudnn") == 0)
+    if (e && (std::strcmp(e, "cudnn") == 0 ||
+              std::strcmp(e, "cudnn-deterministic") == 0 ||
+              std::strcmp(e, "cudnn-nondeterministic") == 0))
       return 1;
     if (e && (std::strcmp(e, "mma") == 0 || std::strcmp(e, "simt") == 0))
       return 0;
     return -1;
   }();
   return forced >= 0 ? forced == 1 : cudnnAttention.load();
+}
+
+int glimmer_rt::cudnnAttentionDeterminism() {
+  static const int mode = [] {
+    const char *e = std::getenv("GLIMMER_CUDA_ATTENTION");
+    if (e && std::strcmp(e, "cudnn-deterministic") == 0)
+      return 1;
+    if (e && std::strcmp(e, "cudnn-nondeterministic") == 0)
+      return 0;
+    return -1;
+  }();
+  return mode;
 }
 
 bool glimmer_rt::builtWithCuda() {
@@ -162,6 +176,7 @@ void glimmer_rt::profileStep(bool count) {
 void glimmer_rt::profileReport(std::ostream &os) {
 #ifdef GLIMMER_RT_HAVE_CUDA
   cuda::profileReport(os);
+  cuda::peakMemoryReport(os);
 #else
   os << kNothingProfiled;
 #endif

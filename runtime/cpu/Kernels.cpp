@@ -750,6 +750,30 @@ Tensor reduce(Reduction kind, const Tensor &x, const std::vector<int64_t> &dims,
   });
 }
 
+Tensor sumSquares(const std::vector<Tensor> &inputs) {
+  if (anyOnCuda(inputs))
+    GLIMMER_CUDA_CALL(sumSquares, inputs);
+  const char *op = "sum_squares";
+  std::string bad = messages::badSumSquaresInputs(inputs);
+  check(bad.empty(), op, bad);
+  return dispatchFloat(op, inputs.front(), "input #0", [&](auto tag) {
+    using T = decltype(tag);
+    // Each square rounded to T, then accumulated in row-major order, as the
+    // multiply and the reduction this op replaces compute them.
+    T total = 0;
+    for (const Tensor &x : inputs) {
+      const T *a = x.data<T>();
+      T acc = 0;
+      for (int64_t i = 0, n = x.numel(); i < n; ++i)
+        acc += a[i] * a[i];
+      total = &x == &inputs.front() ? acc : total + acc;
+    }
+    Tensor y(inputs.front().dtype(), {});
+    *y.data<T>() = total;
+    return y;
+  });
+}
+
 Tensor cumsum(const Tensor &x, int64_t dim) {
   if (onCuda(x))
     GLIMMER_CUDA_CALL(cumsum, x, dim);

@@ -50,7 +50,10 @@ void profileEnd(const char *op, int device, cudaStream_t stream,
 
 struct Ctx {
   Ctx(const char *op, std::initializer_list<const Tensor *> operands);
-  ~Ctx() { profileEnd(op, device.index, stream, profileStart); }
+  ~Ctx() {
+    profileEnd(op, device.index, stream, profileStart);
+    allocationOp = outerOp;
+  }
   Ctx(const Ctx &) = delete;
   Ctx &operator=(const Ctx &) = delete;
   const char *op;
@@ -58,6 +61,11 @@ struct Ctx {
   cudaStream_t stream;
   /// The op's start event when GLIMMER_PROFILE is set (Profile.cu).
   cudaEvent_t profileStart = nullptr;
+  /// The op that the device allocator charges allocations to while this
+  /// one runs (GLIMMER_PROFILE's peak-memory table), and the enclosing
+  /// op's, restored at the end.
+  static thread_local const char *allocationOp;
+  const char *outerOp = nullptr;
   /// A new tensor on the operands' device.
   Tensor empty(DType dtype, const Shape &shape) const {
     return Tensor(dtype, shape, device);

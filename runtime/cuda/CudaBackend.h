@@ -38,6 +38,10 @@ void resetPeakMemory(int device);
 // Per-op device time with GLIMMER_PROFILE (cuda/Profile.cu).
 void profileCollect(bool count);
 void profileReport(std::ostream &os);
+/// With GLIMMER_PROFILE: the blocks live at each device's peak of the last
+/// step (resetPeakMemory starts a step), summed by the op that allocated
+/// them.
+void peakMemoryReport(std::ostream &os);
 /// Copies `bytes` between host and/or device memory; returns once the data
 /// is in place (device-to-device copies are queued on the destination's
 /// stream).
@@ -109,6 +113,7 @@ Tensor convert(const Tensor &x, DType dtype);
 
 Tensor reduce(Reduction kind, const Tensor &x, const std::vector<int64_t> &dims,
               bool keepDims);
+Tensor sumSquares(const std::vector<Tensor> &inputs);
 Tensor cumsum(const Tensor &x, int64_t dim);
 Tensor softmax(const Tensor &x, int64_t dim);
 Tensor softmaxGrad(const Tensor &grad, const Tensor &y, int64_t dim);

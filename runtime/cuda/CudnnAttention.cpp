@@ -68,6 +68,10 @@ void output(const std::shared_ptr<fe::graph::Tensor_attributes> &t,
 using Key = std::tuple<bool, int64_t, int64_t, int64_t, int64_t, int64_t,
                        int64_t, bool, double>;
 
+/// The most workspace cuDNN's deterministic attention backward may take
+/// unless asked for (GLIMMER_CUDA_ATTENTION=cudnn-deterministic).
+constexpr int64_t kDeterministicWorkspace = int64_t(256) << 20;
+
 struct Plan {
   std::shared_ptr<fe::graph::Graph> graph; // null: cuDNN cannot run it
   int64_t workspace = 0;
@@ -98,7 +102,8 @@ std::shared_ptr<fe::graph::Graph> forwardGraph(const CudnnAttentionShape &s) {
   return g;
 }
 
-std::shared_ptr<fe::graph::Graph> backwardGraph(const CudnnAttentionShape &s) {
+std::shared_ptr<fe::graph::Graph> backwardGraph(const CudnnAttentionShape &s,
+                                                bool deterministic) {
   auto g = newGraph();
   auto q = input(*g, "Q", kQ, {s.B, s.Hq, s.Tq, s.D});
   auto k = input(*g, "K", kK, {s.B, s.Hkv, s.Tk, s.D});
@@ -110,7 +115,7 @@ std::shared_ptr<fe::graph::Graph> backwardGraph(const CudnnAttentionShape &s) {
   auto options = fe::graph::SDPA_backward_attributes()
                      .set_name("glimmer_attention_grad")
                      .set_attn_scale(float(s.scale))
-                     .set_deterministic_algorithm(true);
+                     .set_deterministic_algorithm(deterministic);
   if (s.causal)
     options.set_causal_mask(true);
   auto [dq, dk, dv] = g->sdpa_backward(q, k, v, o, dO, stats, options);
@@ -154,13 +159,26 @@ const Plan &planFor(DeviceCache &cache, bool backward,
   auto it = plans.find(key);
   if (it != plans.end())
     return it->second;
-  Plan plan;
-  auto g = backward ? backwardGraph(s) : forwardGraph(s);
   // Any refusal while building (validation, no engine for this shape or
   // this GPU) means "not supported here": the caller's kernels run it.
-  if (g->build(handle, {fe::HeurMode_t::A}).is_good() &&
-      g->get_workspace_size(plan.workspace).is_good())
-    plan.graph = std::move(g);
+  auto build = [&](std::shared_ptr<fe::graph::Graph> g) {
+    Plan plan;
+    if (g->build(handle, {fe::HeurMode_t::A}).is_good() &&
+        g->get_workspace_size(plan.workspace).is_good())
+      plan.graph = std::move(g);
+    return plan;
+  };
+  if (!backward)
+    return plans.emplace(key, build(forwardGraph(s))).first->second;
+  // The deterministic backward's workspace grows with the square of the
+  // sequence (2 GiB at 8k tokens and 16 heads, 32 GiB at 32k): beyond
+  // kDeterministicWorkspace the non-deterministic one runs, unless
+  // GLIMMER_CUDA_ATTENTION picks one (cudnnAttentionDeterminism).
+  int mode = glimmer_rt::cudnnAttentionDeterminism();
+  Plan plan = build(backwardGraph(s, mode >= 0));
+  if (mode < 0 && plan.graph && plan.workspace > kDeterministicWorkspace)
+    if (Plan fast = build(backwardGraph(s, false)); fast.graph)
+      plan = std::move(fast);
   return plans.emplace(key, std::move(plan)).first->second;
 }
 

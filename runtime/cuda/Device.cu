@@ -11,6 +11,9 @@
 #include "Common.cuh"
 
 #include <algorithm>
+#include <iomanip>
+#include <ostream>
+#include <string>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -49,10 +52,38 @@ struct DeviceState {
   cudaStream_t stream = nullptr;
   /// Bytes handed out and not yet given back, and their high-water mark.
   size_t inUse = 0, peak = 0;
+  /// With GLIMMER_PROFILE: each block handed out, with its bucket and the
+  /// op that asked for it, and the blocks live at the peak summed by op.
+  struct Block {
+    size_t bytes;
+    std::string op;
+  };
+  std::unordered_map<void *, Block> live;
+  std::map<std::string, std::pair<int64_t, size_t>> atPeak;
 
-  void handOut(size_t bucket) {
+  void snapshot() {
+    atPeak.clear();
+    for (const auto &[ptr, block] : live) {
+      auto &[count, bytes] = atPeak[block.op];
+      ++count;
+      bytes += block.bytes;
+    }
+  }
+  void handOut(void *p, size_t bucket) {
     inUse += bucket;
-    peak = std::max(peak, inUse);
+    bool profiling = glimmer_rt::profilingEnabled();
+    if (profiling)
+      live[p] = {bucket, Ctx::allocationOp ? Ctx::allocationOp
+                                           : "(outside ops: inputs, copies)"};
+    if (inUse > peak) {
+      peak = inUse;
+      if (profiling)
+        snapshot();
+    }
+  }
+  void takeBack(void *p, size_t bucket) {
+    inUse -= bucket;
+    live.erase(p);
   }
 };
 
@@ -115,7 +146,7 @@ void *allocate(size_t bytes, int device) {
     if (it != s.freeLists.end() && !it->second.empty()) {
       void *p = it->second.back();
       it->second.pop_back();
-      s.handOut(bucket);
+      s.handOut(p, bucket);
       return p;
     }
   }
@@ -132,7 +163,7 @@ void *allocate(size_t bytes, int device) {
     }
   }
   std::lock_guard<std::mutex> lock(s.mutex);
-  s.handOut(bucket);
+  s.handOut(p, bucket);
   return p;
 }
 
@@ -143,7 +174,7 @@ void deallocate(void *ptr, size_t bytes, int device) {
   std::lock_guard<std::mutex> lock(s.mutex);
   size_t bucket = bucketSize(bytes);
   s.freeLists[bucket].push_back(ptr);
-  s.inUse -= bucket;
+  s.takeBack(ptr, bucket);
 }
 
 size_t peakMemoryInUse(int device) {
@@ -156,6 +187,37 @@ void resetPeakMemory(int device) {
   DeviceState &s = state(device);
   std::lock_guard<std::mutex> lock(s.mutex);
   s.peak = s.inUse;
+  if (glimmer_rt::profilingEnabled())
+    s.snapshot();
+}
+
+void peakMemoryReport(std::ostream &os) {
+  for (int d = 0; d < kMaxDevices; ++d) {
+    DeviceState &s = state(d);
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.atPeak.empty())
+      continue;
+    std::vector<std::pair<std::string, std::pair<int64_t, size_t>>> rows(
+        s.atPeak.begin(), s.atPeak.end());
+    std::sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {
+      return a.second.second > b.second.second;
+    });
+    size_t total = 0;
+    for (const auto &row : rows)
+      total += row.second.second;
+    os << "device memory live at the last step's peak on cuda:" << d
+       << ", by the op that allocated it (GLIMMER_PROFILE; allocator buckets)\n"
+       << "| op | tensors | GiB | share |\n|---|---|---|---|\n"
+       << std::fixed;
+    for (const auto &[op, use] : rows)
+      os << "| " << op << " | " << use.first << " | " << std::setprecision(3)
+         << double(use.second) / double(size_t(1) << 30) << " | "
+         << std::setprecision(1) << 100.0 * double(use.second) / double(total)
+         << "% |\n";
+    os << "| all | | " << std::setprecision(3)
+       << double(total) / double(size_t(1) << 30) << " | |\n";
+    os.unsetf(std::ios::fixed);
+  }
 }
 
 void releaseCache() {
@@ -288,7 +350,11 @@ Ctx::Ctx(const char *op, std::initializer_list<const Tensor *> operands)
     GLIMMER_CUDA_CHECK(cudaSetDevice(device.index));
   stream = cuda::stream(device.index);
   profileStart = profileBegin(device.index, stream);
+  outerOp = allocationOp;
+  allocationOp = op;
 }
+
+thread_local const char *Ctx::allocationOp = nullptr;
 
 } // namespace cuda
 } // namespace glimmer_rt

@@ -17,6 +17,7 @@
 #include "../common/Messages.h"
 #include "ElementwiseUtil.cuh"
 
+#include <algorithm>
 #include <limits>
 
 namespace glimmer_rt {
@@ -431,11 +432,20 @@ adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
     int64_t n = param.numel();
     ErrorFlag flag(c);
     // At least one thread, so the step is checked for empty tensors too.
-    launch(c, n > 0 ? n : 1, adamwKernel<T>, param.data<T>(), grad.data<T>(),
-           scaleOf<T>(gradScale), expAvg.data<T>(), expAvgSq.data<T>(), step.data<int64_t>(),
-           p.data<T>(), m.data<T>(), v.data<T>(), n, lr, beta1, beta2,
-           weightDecay != 0, A(1 - lr * weightDecay), A(1 - beta1), A(beta2),
-           A(1 - beta2), A(eps), flag.get());
+    // Every block computes the bias corrections (two double-precision
+    // powers) before its loop: a grid of a few blocks per multiprocessor,
+    // each striding over many elements, pays for them a few thousand times
+    // instead of once per 256 elements.
+    int64_t blocks = std::min<int64_t>(
+        blocksFor(n > 0 ? n : 1),
+        int64_t(multiprocessors(c.device.index)) * 8);
+    adamwKernel<T><<<unsigned(blocks), kThreads, 0, c.stream>>>(
+        param.data<T>(), grad.data<T>(), scaleOf<T>(gradScale),
+        expAvg.data<T>(), expAvgSq.data<T>(), step.data<int64_t>(),
+        p.data<T>(), m.data<T>(), v.data<T>(), n, lr, beta1, beta2,
+        weightDecay != 0, A(1 - lr * weightDecay), A(1 - beta1), A(beta2),
+        A(1 - beta2), A(eps), flag.get());
+    GLIMMER_CUDA_LAUNCHED(op);
     flag.raise([step](int64_t) {
       return "expects a 1-based step, got " + std::to_string(readIndex(step, 0));
     });

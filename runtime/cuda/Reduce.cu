@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../common/Messages.h"
 #include "ElementwiseUtil.cuh"
 
 #include <algorithm>
@@ -286,6 +287,84 @@ void reduceImpl(const Ctx &c, const Tensor &x, Tensor &y, int64_t O, int64_t R,
 }
 
 //===----------------------------------------------------------------------===//
+// sum_squares
+//===----------------------------------------------------------------------===//
+
+/// Up to kSumSqBatch inputs per launch, passed by value as kernel
+/// parameters (about 1.5 KB): no table to copy to the device.
+constexpr int kSumSqBatch = 64;
+/// Elements per block of the first pass. The chunking depends on each
+/// input's size alone, so the result does not depend on how inputs are
+/// batched into launches.
+constexpr int64_t kSumSqChunk = int64_t(1) << 16;
+
+template <typename T> struct SumSqBatch {
+  const T *data[kSumSqBatch];
+  int64_t numel[kSumSqBatch];
+  /// Input k's chunks are blocks [firstChunk[k], firstChunk[k + 1]).
+  int64_t firstChunk[kSumSqBatch + 1];
+  int count;
+};
+
+/// Block b: one chunk of one input, its squares summed into partial[b].
+template <typename T>
+__global__ void sumSquaresChunksKernel(SumSqBatch<T> batch,
+                                       acc_t<T> *partial) {
+  using A = acc_t<T>;
+  __shared__ A smem[kThreads / 32];
+  int64_t b = blockIdx.x;
+  int lo = 0, hi = batch.count - 1; // the input whose chunks hold b
+  while (lo < hi) {
+    int mid = (lo + hi + 1) / 2;
+    if (batch.firstChunk[mid] <= b)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  const T *x = batch.data[lo];
+  int64_t begin = (b - batch.firstChunk[lo]) * kSumSqChunk;
+  int64_t end = begin + kSumSqChunk < batch.numel[lo] ? begin + kSumSqChunk
+                                                       : batch.numel[lo];
+  A acc = 0;
+  for (int64_t i = begin + threadIdx.x; i < end; i += kThreads) {
+    A v = ld(x + i);
+    acc = acc + v * v;
+  }
+  acc = groupAllReduce<kThreads>(acc, Combine<Reduction::Sum>(), smem);
+  if (threadIdx.x == 0)
+    partial[b] = acc;
+}
+
+/// One block: warp w sums the chunk partials of inputs w, w + 8, ... into
+/// sums[k] (lane-strided, then a fixed shuffle tree).
+template <typename T>
+__global__ void sumSquaresInputsKernel(SumSqBatch<T> batch,
+                                       const acc_t<T> *partial,
+                                       acc_t<T> *sums) {
+  using A = acc_t<T>;
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int k = warp; k < batch.count; k += kThreads / 32) {
+    A acc = 0;
+    for (int64_t c = batch.firstChunk[k] + lane; c < batch.firstChunk[k + 1];
+         c += 32)
+      acc = acc + partial[c];
+    acc = groupAllReduce<32>(acc, Combine<Reduction::Sum>(), (A *)nullptr);
+    if (lane == 0)
+      sums[k] = acc;
+  }
+}
+
+/// One thread: the inputs' sums added in order, rounded to T once.
+template <typename T>
+__global__ void sumSquaresTotalKernel(const acc_t<T> *sums, int64_t count,
+                                      T *out) {
+  acc_t<T> total = sums[0];
+  for (int64_t k = 1; k < count; ++k)
+    total = total + sums[k];
+  st(out, total);
+}
+
+//===----------------------------------------------------------------------===//
 // cumsum
 //===----------------------------------------------------------------------===//
 
@@ -492,6 +571,59 @@ Tensor reduce(Reduction kind, const Tensor &x, const std::vector<int64_t> &dims,
     }
   });
   return y;
+}
+
+Tensor sumSquares(const std::vector<Tensor> &inputs) {
+  const char *op = "sum_squares";
+  std::string bad = messages::badSumSquaresInputs(inputs);
+  check(bad.empty(), op, bad);
+  // The device of the first GPU input; every input must share it.
+  const Tensor *onGpu = &inputs.front();
+  for (const Tensor &t : inputs)
+    if (t.isCuda()) {
+      onGpu = &t;
+      break;
+    }
+  Ctx c(op, {onGpu});
+  for (size_t k = 0; k < inputs.size(); ++k)
+    check(inputs[k].device() == c.device, op,
+          "operands live on different devices (" + c.device.str() + " and " +
+              inputs[k].device().str() + ")");
+  return dispatchFloat(op, inputs.front().dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using A = acc_t<T>;
+    int64_t count = int64_t(inputs.size()), chunks = 0;
+    for (const Tensor &t : inputs)
+      chunks += std::max<int64_t>(1, ceilDiv(t.numel(), kSumSqChunk));
+    Tensor partial = c.empty(dtypeOf<A>(), {chunks});
+    Tensor sums = c.empty(dtypeOf<A>(), {count});
+    int64_t chunkBase = 0;
+    for (int64_t first = 0; first < count; first += kSumSqBatch) {
+      SumSqBatch<T> batch{};
+      batch.count = int(std::min<int64_t>(kSumSqBatch, count - first));
+      for (int k = 0; k < batch.count; ++k) {
+        const Tensor &t = inputs[size_t(first + k)];
+        batch.data[k] = t.data<T>();
+        batch.numel[k] = t.numel();
+        batch.firstChunk[k + 1] =
+            batch.firstChunk[k] +
+            std::max<int64_t>(1, ceilDiv(t.numel(), kSumSqChunk));
+      }
+      int64_t blocks = batch.firstChunk[batch.count];
+      sumSquaresChunksKernel<T><<<unsigned(blocks), kThreads, 0, c.stream>>>(
+          batch, partial.data<A>() + chunkBase);
+      GLIMMER_CUDA_LAUNCHED(op);
+      sumSquaresInputsKernel<T><<<1, kThreads, 0, c.stream>>>(
+          batch, partial.data<A>() + chunkBase, sums.data<A>() + first);
+      GLIMMER_CUDA_LAUNCHED(op);
+      chunkBase += blocks;
+    }
+    Tensor y = c.empty(inputs.front().dtype(), {});
+    sumSquaresTotalKernel<T><<<1, 1, 0, c.stream>>>(sums.data<A>(), count,
+                                                    y.data<T>());
+    GLIMMER_CUDA_LAUNCHED(op);
+    return y;
+  });
 }
 
 Tensor cumsum(const Tensor &x, int64_t dim) {

@@ -84,7 +84,7 @@ size_t bytesOf(const std::vector<Tensor> &tensors) {
 
 } // namespace
 
-Trainer::StepResult Trainer::pipelineStep(const Inputs &inputs) {
+Trainer::StepResult Trainer::pipelineStep(const Batch &batch) {
   const SpmdContext &layout = program.layout();
   int64_t ranksPp = layout.pp(), microbatches = layout.microbatches;
   int64_t chunks = layout.virtualStages, stages = ranksPp * chunks;
@@ -103,6 +103,7 @@ Trainer::StepResult Trainer::pipelineStep(const Inputs &inputs) {
     int64_t prevRank = ctx.peer(MeshAxis::Pp, (r + ranksPp - 1) % ranksPp);
     int64_t nextRank = ctx.peer(MeshAxis::Pp, (r + 1) % ranksPp);
     Device device = ranks.device(rank);
+    const Inputs &inputs = batch.perRank[index];
 
     // With several stages per rank, two ranks exchange both activations
     // and cotangents, in orders their schedules do not share: each message

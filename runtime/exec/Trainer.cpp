@@ -746,7 +746,7 @@ std::vector<Tensor> Trainer::bind(const Function &fn, int64_t rank,
   return inputs;
 }
 
-Trainer::StepResult Trainer::step(const SafetensorsFile &data) {
+Trainer::Batch Trainer::prepare(const SafetensorsFile &data) const {
   std::vector<const Function *> fns;
   for (const Functions &f : functions)
     for (const Function *fn : f.all())
@@ -754,14 +754,31 @@ Trainer::StepResult Trainer::step(const SafetensorsFile &data) {
   Inputs inputs = readInputs(fns, program.layout(), data);
   // After binding, so that a mis-shaped batch is reported as such.
   checkVisionRows(program.info(), data);
+  Batch batch;
+  for (int64_t rank : ranks.local()) {
+    Inputs onDevice;
+    for (const auto &[name, tensor] : inputs)
+      onDevice[name] = tensor.to(ranks.device(rank));
+    batch.perRank.push_back(std::move(onDevice));
+  }
+  return batch;
+}
+
+Trainer::StepResult Trainer::step(const SafetensorsFile &data) {
+  return step(prepare(data));
+}
+
+Trainer::StepResult Trainer::step(const Batch &batch) {
+  if (batch.perRank.size() != ranks.local().size())
+    throw RuntimeError("the batch was prepared for another set of ranks");
   if (!functions[0].stages.empty())
-    return pipelineStep(inputs);
+    return pipelineStep(batch);
   std::vector<double> losses(states.size()), norms(states.size());
   int64_t microbatches = program.layout().microbatches;
   ranks.run([&](int64_t rank) {
     size_t index = indexOf(rank);
     const Function &grad = *functions[index].grad;
-    std::vector<Tensor> args = bind(grad, rank, &inputs, {});
+    std::vector<Tensor> args = bind(grad, rank, &batch.perRank[index], {});
     State grads;
     Tensor loss;
     // Each micro-batch's loss and gradients are its share of the global
@@ -774,8 +791,11 @@ Trainer::StepResult Trainer::step(const SafetensorsFile &data) {
       loss = micro == 0 ? frame.outputs[0] : add(loss, frame.outputs[0]);
       addGradients(grads, grad, frame.outputs);
     }
-    losses[index] = loss.item(0);
+    // The loss is read after the update is queued: reading it first would
+    // wait for the backward to finish, leaving the device idle while the
+    // host queues the optimizer step.
     norms[index] = applyStep(rank, grads);
+    losses[index] = loss.item(0);
   });
   ++steps;
   return {steps, losses[0], norms[0], {}, {}};
@@ -981,11 +1001,14 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
     if (std::find(devices.begin(), devices.end(), ranks.device(r)) ==
         devices.end())
       devices.push_back(ranks.device(r));
+  // Every step trains on the same batch: read and copied to the devices
+  // once.
+  Trainer::Batch batch = trainer.prepare(data);
   for (int64_t i = 0; i < options.steps; ++i) {
     for (Device d : devices)
       resetPeakDeviceMemory(d);
     auto start = Clock::now();
-    Trainer::StepResult r = trainer.step(data);
+    Trainer::StepResult r = trainer.step(batch);
     double seconds =
         std::chrono::duration<double>(Clock::now() - start).count();
     size_t peakBytes = 0;

@@ -7,7 +7,9 @@
 // masks, grouped-query heads, ragged lengths and fewer queries than keys.
 // Checks that cuDNN ran each case, that results are finite and within bf16
 // tolerance (relative norm 1e-2, lse to 1e-2), and that the backward is
-// bitwise reproducible. Prints PASS/FAIL per case; exits non-zero on a
+// bitwise reproducible (run with GLIMMER_CUDA_ATTENTION=cudnn-deterministic:
+// by default long sequences take cuDNN's non-deterministic backward, see
+// cudnnAttentionDeterminism). Prints PASS/FAIL per case; exits non-zero on a
 // failure. It is a C++ program because cuDNN attention is off in Python
 // processes (see glimmer_rt::setCudnnAttention).
 //

@@ -431,6 +431,16 @@ LogicalResult FunctionLowering::lower(Operation *op) {
         bind(op, result);
         return success();
       })
+      .Case([&](SumSquaresOp ss) -> LogicalResult {
+        Call list = call("tensorList");
+        for (Value v : ss.getInputs())
+          list.operand(map(v));
+        Value inputs = list.build(listType)[0];
+        Value result = call("sumSquares").operand(inputs).build(tensorType)[0];
+        call("release").operand(inputs).build({});
+        bind(op, result);
+        return success();
+      })
       .Case([&](PadOp p) -> LogicalResult {
         return one(call("pad")
                        .operand(map(p.getInput()))

@@ -67,9 +67,17 @@ bool builtWithCuda();
 /// crashes inside cudnn-frontend (not in glimmer-train or glimmer-run, and
 /// not in a C++ program), which is not understood yet. The environment
 /// variable GLIMMER_CUDA_ATTENTION overrides both (`cudnn`: on; `mma` or
-/// `simt`: the runtime's own kernels).
+/// `simt`: the runtime's own kernels; `cudnn-deterministic` and
+/// `cudnn-nondeterministic`: on, with that backward, see below).
 void setCudnnAttention(bool on);
 bool cudnnAttentionEnabled();
+/// Which cuDNN attention backward runs: 1, its deterministic algorithm (the
+/// same bits every run, GLIMMER_CUDA_ATTENTION=cudnn-deterministic); 0, the
+/// non-deterministic one, which accumulates dQ with atomics in a workspace
+/// that does not grow with the square of the sequence (=cudnn-nondeterministic);
+/// -1 (the default), the deterministic one while its workspace is at most
+/// 256 MiB (short sequences: every test's), else the other.
+int cudnnAttentionDeterminism();
 /// Attention forward and backward calls cuDNN has run in this process.
 int64_t cudnnAttentionCalls();
 /// Number of CUDA devices visible (0 without the CUDA backend or a GPU).

@@ -71,6 +71,10 @@ Tensor convert(const Tensor &x, DType dtype);
 /// `dims` sorted and unique; with keepDims the reduced dims stay as 1.
 Tensor reduce(Reduction kind, const Tensor &x, const std::vector<int64_t> &dims,
               bool keepDims);
+/// sum_k sum_i inputs[k][i]^2 as a scalar of the inputs' (shared,
+/// floating-point) type: each input's squares summed in the compute type in
+/// an order fixed by its shape, then the inputs' sums added in order.
+Tensor sumSquares(const std::vector<Tensor> &inputs);
 Tensor cumsum(const Tensor &x, int64_t dim);
 Tensor softmax(const Tensor &x, int64_t dim);
 Tensor softmaxGrad(const Tensor &grad, const Tensor &y, int64_t dim);

@@ -206,10 +206,21 @@ public:
   /// `microbatches`), each on its piece of the batch; their losses and
   /// gradients (each a share of the global token mean) are summed.
   StepResult step(const SafetensorsFile &data);
+  /// A batch read and copied to the devices once: each local rank's data
+  /// inputs on its device. Steps on it read and copy nothing (glimmer-run
+  /// trains every step on its one --data batch).
+  struct Batch {
+    /// Indexed like ranks.local().
+    std::vector<Inputs> perRank;
+  };
+  /// Checks `data` as step() does and binds it. Throws RuntimeError.
+  Batch prepare(const SafetensorsFile &data) const;
+  StepResult step(const Batch &batch);
 
   /// Parameters (state_dict keys, full tensors), optimizer state and the
   /// step count, as a checkpoint (writeCheckpoint). Resuming from it
-  /// continues bit-exactly.
+  /// continues bit-exactly where steps are deterministic (on the CPU; on
+  /// GPUs atomics and NCCL's reduction order make them agree to rounding).
   void save(const std::string &path) const;
   void resume(const std::string &path);
 
@@ -239,7 +250,7 @@ private:
   size_t indexOf(int64_t rank) const;
   /// Runs @apply_step on `grads` and keeps the new state; returns the norm.
   double applyStep(int64_t rank, const State &grads);
-  StepResult pipelineStep(const Inputs &inputs);
+  StepResult pipelineStep(const Batch &batch);
   std::vector<Tensor> bind(const Function &fn, int64_t rank,
                            const Inputs *data,
                            const State &grads) const;

@@ -144,6 +144,42 @@ func.func @convert_shape_change(%arg0: tensor<2x8xf32>) -> tensor<8x2xf16> {
 
 // -----
 
+// sum_squares needs at least one input.
+func.func @sum_squares_no_inputs() -> tensor<f32> {
+  // expected-error @+1 {{'glimmer.sum_squares' op expects at least one input}}
+  %0 = "glimmer.sum_squares"() : () -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// sum_squares' inputs share one element type.
+func.func @sum_squares_mixed_types(%a: tensor<2xf32>, %b: tensor<2xf64>) -> tensor<f32> {
+  // expected-error @+1 {{'glimmer.sum_squares' op input #1 of type 'tensor<2xf64>' does not have input #0's element type 'f32'}}
+  %0 = glimmer.sum_squares %a, %b : tensor<2xf32>, tensor<2xf64> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// sum_squares' result is a scalar ...
+func.func @sum_squares_not_scalar(%a: tensor<2xf32>) -> tensor<1xf32> {
+  // expected-error @+1 {{'glimmer.sum_squares' op expects result of shape []}}
+  %0 = glimmer.sum_squares %a : tensor<2xf32> -> tensor<1xf32>
+  return %0 : tensor<1xf32>
+}
+
+// -----
+
+// ... of the inputs' element type.
+func.func @sum_squares_result_type(%a: tensor<2xf32>) -> tensor<f64> {
+  // expected-error @+1 {{'glimmer.sum_squares' op expects inputs and result to have the same element type, got 'f32' and 'f64'}}
+  %0 = glimmer.sum_squares %a : tensor<2xf32> -> tensor<f64>
+  return %0 : tensor<f64>
+}
+
+// -----
+
 // reduce needs at least one dimension.
 func.func @reduce_no_dims(%arg0: tensor<2x8xf32>) -> tensor<2x8xf32> {
   // expected-error @+1 {{'glimmer.reduce' op expects at least one dimension to reduce}}

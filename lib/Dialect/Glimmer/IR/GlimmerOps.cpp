@@ -318,6 +318,21 @@ LogicalResult MicrobatchSliceOp::verify() {
   return checkShape(*this, getOutput(), "result", expected);
 }
 
+LogicalResult SumSquaresOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "expects at least one input";
+  RankedTensorType first = tensorType(getInputs().front());
+  for (auto [i, v] : llvm::enumerate(getInputs()))
+    if (tensorType(v).getElementType() != first.getElementType())
+      return emitOpError() << "input #" << i << " of type " << v.getType()
+                           << " does not have input #0's element type "
+                           << first.getElementType();
+  if (failed(checkSameElementType(*this, getInputs().front(), "inputs",
+                                  getOutput(), "result")))
+    return failure();
+  return checkShape(*this, getOutput(), "result", {});
+}
+
 LogicalResult ConcatOp::verify() {
   if (getInputs().empty())
     return emitOpError() << "expects at least one input";

@@ -173,6 +173,16 @@ ShardingRule ReduceOp::getShardingRule() {
   return rule;
 }
 
+/// Every dimension of every input is summed: a split one makes the scalar
+/// result a partial sum over its axes.
+ShardingRule SumSquaresOp::getShardingRule() {
+  ShardingRule rule;
+  for (Value input : getInputs())
+    rule.addOperand(tensor(rule, shapeOf(input), kReduce));
+  rule.addResult({});
+  return rule;
+}
+
 /// One operand and one result of the same shape, with `dimension` needed
 /// whole (a scan, a softmax, a permutation along it).
 static ShardingRule alongAxisRule(Operation *op, int64_t dimension) {

@@ -545,38 +545,48 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
     }
   }
 
-  // Global norm of all gradients (before clipping). A sharded gradient's
-  // squares are summed over its shard axes (one all_reduce per group of
-  // axes); a replicated one is counted once, not once per rank.
+  // Global norm of all gradients (before clipping): one sum_squares per
+  // group of gradients sharded over the same axes (its total all-reduced
+  // over them) and one over the replicated ones (counted once, not once
+  // per rank), each group split further by element type.
   Value sumSq;
   SmallVector<std::pair<ArrayAttr, Value>> shardedSumSq;
+  struct Group {
+    ArrayAttr axes; // null: replicated
+    Type elem;
+    SmallVector<Value> grads;
+  };
+  SmallVector<Group> groups;
   for (size_t k = 0; k < params.size(); ++k) {
-    Value g = gradOf[k];
     if (notCounted.contains(
             forward.getArgAttrOfType<StringAttr>(params[k], "glimmer.param")
                 .getValue()))
       continue;
-    auto gType = cast<RankedTensorType>(g.getType());
-    Value sq = MulOp::create(b, loc, g, g);
-    Value s = sq;
-    if (gType.getRank() > 0) {
-      SmallVector<int64_t> dims;
-      for (int64_t d = 0; d < gType.getRank(); ++d)
-        dims.push_back(d);
-      s = ReduceOp::create(
-          b, loc, RankedTensorType::get({}, gType.getElementType()),
-          ReductionKind::Sum, sq, dims, false);
-    }
-    if (gType.getElementType() != normElem)
-      s = ConvertOp::create(b, loc, normType, s);
+    Value g = gradOf[k];
+    Type elem = cast<RankedTensorType>(g.getType()).getElementType();
     auto axes =
         forward.getArgAttrOfType<ArrayAttr>(params[k], "glimmer.sharded_axes");
+    if (axes && axes.empty())
+      axes = nullptr;
+    auto it = llvm::find_if(groups, [&](const Group &e) {
+      return e.axes == axes && e.elem == elem;
+    });
+    if (it == groups.end())
+      it = groups.insert(groups.end(), Group{axes, elem, {}});
+    it->grads.push_back(g);
+  }
+  for (Group &group : groups) {
+    Value s = SumSquaresOp::create(
+        b, loc, RankedTensorType::get({}, group.elem), group.grads);
+    if (group.elem != normElem)
+      s = ConvertOp::create(b, loc, normType, s);
     Value *acc = &sumSq;
-    if (axes && !axes.empty()) {
-      auto it = llvm::find_if(shardedSumSq,
-                              [&](const auto &e) { return e.first == axes; });
+    if (group.axes) {
+      auto it = llvm::find_if(shardedSumSq, [&](const auto &e) {
+        return e.first == group.axes;
+      });
       if (it == shardedSumSq.end())
-        it = shardedSumSq.insert(shardedSumSq.end(), {axes, Value()});
+        it = shardedSumSq.insert(shardedSumSq.end(), {group.axes, Value()});
       acc = &it->second;
     }
     *acc = *acc ? Value(AddOp::create(b, loc, *acc, s)) : s;

@@ -18,8 +18,7 @@
 // SGD-SAME: -> (tensor<f32>, tensor<4xf32> {glimmer.param = "w"})
 // The norm is taken before clipping and returned; clip_grad_norm_ scales
 // by min(1, max_norm / (norm + 1e-6)).
-// SGD: %[[SQ:.*]] = glimmer.mul
-// SGD: %[[SUM:.*]] = glimmer.reduce sum %[[SQ]]
+// SGD: %[[SUM:.*]] = glimmer.sum_squares %{{.*}} : tensor<4xf32> -> tensor<f32>
 // SGD: %[[NORM:.*]] = glimmer.sqrt %[[SUM]]
 // SGD: glimmer.add %[[NORM]]
 // SGD: glimmer.div
@@ -88,10 +87,10 @@ func.func @forward(%ids: tensor<2xi64> {glimmer.input = "ids"}, %table: tensor<5
 // SGD-SAME: %[[PG:[a-z0-9]+]]: tensor<2xf32> {glimmer.grad = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64},
 // SGD-SAME: %{{.*}}: tensor<4xf32> {glimmer.param = "r"}, %[[RG:[a-z0-9]+]]: tensor<4xf32> {glimmer.grad = "r"}
 // SGD-SAME: -> (tensor<f32>, tensor<2xf32> {glimmer.param = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64}, tensor<4xf32> {glimmer.param = "r"})
-// SGD: %[[SQW:.*]] = glimmer.mul %[[PG]], %[[PG]] : tensor<2xf32>
-// SGD: %[[SW:.*]] = glimmer.reduce sum %[[SQW]]
-// SGD: %[[SQR:.*]] = glimmer.mul %[[RG]], %[[RG]] : tensor<4xf32>
-// SGD: %[[SR:.*]] = glimmer.reduce sum %[[SQR]]
+// One sum_squares per group: the dp_shard-sharded gradients (all-reduced
+// over dp_shard) and the replicated ones (counted once).
+// SGD: %[[SW:.*]] = glimmer.sum_squares %[[PG]] : tensor<2xf32> -> tensor<f32>
+// SGD: %[[SR:.*]] = glimmer.sum_squares %[[RG]] : tensor<4xf32> -> tensor<f32>
 // SGD: %[[TW:.*]] = glimmer.all_reduce sum %[[SW]] on @mesh ["dp_shard"] : tensor<f32>
 // SGD: %[[TOTAL:.*]] = glimmer.add %[[SR]], %[[TW]]
 // SGD: %[[NORM:.*]] = glimmer.sqrt %[[TOTAL]]
@@ -264,11 +263,11 @@ module {
 // and only its first holder counts it in the gradient norm.
 // SGD-LABEL: func.func @apply_step_0
 // SGD: %[[T0:.*]] = glimmer.all_reduce sum %{{.*}} on @mesh ["pp"] : tensor<4x4xf32>
-// SGD: glimmer.mul %[[T0]], %[[T0]]
+// SGD: glimmer.sum_squares %[[T0]]
 // SGD: glimmer.sgd_update %{{.*}}, %{{.*}}
 // SGD-LABEL: func.func @apply_step_1
 // SGD: %[[T1:.*]] = glimmer.all_reduce sum %{{.*}} on @mesh ["pp"] : tensor<4x4xf32>
-// SGD-NOT: glimmer.mul %[[T1]], %[[T1]]
+// SGD-NOT: glimmer.sum_squares %[[T1]]
 // SGD: glimmer.sgd_update
 module {
   glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=1, "pp"=2]>

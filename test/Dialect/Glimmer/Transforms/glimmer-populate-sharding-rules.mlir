@@ -127,6 +127,17 @@ func.func @rule_constant_iota() -> (tensor<2x16xf32>, tensor<2x16xi64>) {
 
 // -----
 
+// sum_squares sums every dimension of every input: each is a reduction
+// factor of its own (a split one makes the scalar a partial sum).
+// CHECK-LABEL: func.func @rule_sum_squares
+// CHECK: glimmer.sum_squares {{.*}}glimmer.sharding_rule = "([i, j], [k]) -> ([]) {i=8, j=32, k=4} reduction={i, j, k}"
+func.func @rule_sum_squares(%x: tensor<8x32xf32>, %y: tensor<4xf32>) -> tensor<f32> {
+  %0 = glimmer.sum_squares %x, %y : tensor<8x32xf32>, tensor<4xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
 // A sum over a dimension makes it a reduction factor (a split gives partial
 // sums); max and min need it whole; keep_dims leaves a size-1 dimension.
 // CHECK-LABEL: func.func @rule_reduce

@@ -205,6 +205,31 @@ def Glimmer_ReduceOp : Glimmer_Op<"reduce", [DeclareOpInterfaceMethods<Glimmer_S
   let hasVerifier = 1;
 }
 
+def Glimmer_SumSquaresOp : Glimmer_Op<"sum_squares", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, Pure]> {
+  let summary = "Sum of the squares of every element of several tensors";
+  let description = [{
+    `sum_k sum_i inputs[k][i]^2`: each input's squares summed over all its
+    elements in the compute type (f32 for bf16, the inputs' type otherwise),
+    in an order fixed by the shapes alone (deterministic from run to run),
+    then the inputs' sums added in operand order. Gradient clipping's
+    squared global norm is one `sum_squares` over the gradients (one kernel
+    launch on a GPU for all of them instead of a multiply and a reduction
+    per gradient). The inputs share one floating-point element type, which
+    the scalar result has.
+
+    ```mlir
+    // Before: %sq0 = glimmer.mul %g0, %g0 ... %s0 = glimmer.reduce sum %sq0 ...
+    //         %s1 = ... %total = glimmer.add %s0, %s1 : tensor<f32>
+    %total = glimmer.sum_squares %g0, %g1
+        : tensor<16x8xf32>, tensor<8xf32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Variadic<Glimmer_FloatTensor>:$inputs);
+  let results = (outs Glimmer_FloatTensor:$output);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($output)";
+  let hasVerifier = 1;
+}
+
 def Glimmer_CumsumOp : Glimmer_Op<"cumsum", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "Inclusive prefix sum along a dimension";
   let description = [{
