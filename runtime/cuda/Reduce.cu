@@ -577,14 +577,7 @@ Tensor sumSquares(const std::vector<Tensor> &inputs) {
   const char *op = "sum_squares";
   std::string bad = messages::badSumSquaresInputs(inputs);
   check(bad.empty(), op, bad);
-  // The device of the first GPU input; every input must share it.
-  const Tensor *onGpu = &inputs.front();
-  for (const Tensor &t : inputs)
-    if (t.isCuda()) {
-      onGpu = &t;
-      break;
-    }
-  Ctx c(op, {onGpu});
+  Ctx c(op, {firstOnGpu(inputs)});
   for (size_t k = 0; k < inputs.size(); ++k)
     check(inputs[k].device() == c.device, op,
           "operands live on different devices (" + c.device.str() + " and " +

@@ -230,14 +230,7 @@ Tensor slice(const Tensor &x, const std::vector<int64_t> &start,
 Tensor concat(const std::vector<Tensor> &inputs, int64_t dim) {
   const char *op = "concat";
   check(!inputs.empty(), op, "expects at least one input");
-  // The device of the first GPU input; every input must share it.
-  const Tensor *onGpu = &inputs.front();
-  for (const Tensor &t : inputs)
-    if (t.isCuda()) {
-      onGpu = &t;
-      break;
-    }
-  Ctx c(op, {onGpu});
+  Ctx c(op, {firstOnGpu(inputs)});
   const Tensor &first = inputs.front();
   requireDefined(op, first, "input #0");
   requireDim(op, dim, first.rank());
