@@ -1154,17 +1154,96 @@ void Importer::registerConverters() {
     out.insert(out.end(), s.begin() + 1, s.end());
     return reshape(g, out);
   };
+  // x[..., i_p, ..., i_{p+k-1}, ...]: integer index tensors on adjacent
+  // dimensions [p, p + k) (None elsewhere), broadcast together to a shape
+  // S. The result is x's dimensions before p, S, then x's dimensions after
+  // p + k (PyTorch's rule for adjacent indices): the indexed dimensions move
+  // to the front, merge into one, and one row gather reads them at the
+  // linear index ((i_p * s_{p+1} + i_{p+1}) * s_{p+2} + ...). Every index
+  // but the first is checked against its dimension (check_indices), so that
+  // one out of range fails instead of reading a neighbouring row; the
+  // gather checks the linear index. Negative indices fail those checks.
   C["aten::index"] = [this, gatherRows](jit::Node *n) {
     MValue x = tensorIn(n, 0);
     Imp &indices = in(n, 1);
-    if (indices.kind != Imp::List || indices.list.size() != 1 ||
-        indices.list[0].kind != Imp::Tensor)
-      fail("only indexing dimension 0 with one integer tensor is supported");
-    MValue idx = indices.list[0].tensor;
-    if (elemOf(idx).isInteger(1))
-      fail("boolean-mask indexing produces a data-dependent shape and is not "
-           "supported");
-    setTensor(n, gatherRows(x, idx));
+    if (indices.kind != Imp::List)
+      fail("aten::index expects a list of indices");
+    auto s = shapeOf(x);
+    int64_t first = -1, count = 0;
+    for (size_t d = 0; d < indices.list.size(); ++d) {
+      const Imp &e = indices.list[d];
+      if (e.kind == Imp::None)
+        continue;
+      if (e.kind != Imp::Tensor)
+        fail("aten::index expects tensor or None indices");
+      if (elemOf(e.tensor).isInteger(1))
+        fail("boolean-mask indexing produces a data-dependent shape and is "
+             "not supported");
+      if (first >= 0 && int64_t(d) != first + count)
+        fail("indexing non-adjacent dimensions with tensors is not "
+             "supported (their result dimensions go first in PyTorch)");
+      if (first < 0)
+        first = int64_t(d);
+      ++count;
+    }
+    if (first < 0)
+      fail("aten::index without an index tensor");
+    if (first + count > int64_t(s.size()))
+      fail("too many indices for a tensor of rank " +
+           std::to_string(s.size()));
+    std::vector<int64_t> common;
+    for (int64_t j = 0; j < count; ++j)
+      common = j == 0 ? std::vector<int64_t>(
+                            shapeOf(indices.list[first].tensor).begin(),
+                            shapeOf(indices.list[first].tensor).end())
+                      : broadcastShapes(common,
+                                        shapeOf(indices.list[first + j].tensor));
+    MValue linear;
+    for (int64_t j = 0; j < count; ++j) {
+      MValue idx = broadcastTo(convert(indices.list[first + j].tensor, i64()),
+                               common);
+      if (j == 0) {
+        linear = idx;
+        continue;
+      }
+      int64_t size = s[first + j];
+      idx = CheckIndicesOp::create(b, loc, idx.getType(), idx,
+                                   b.getI64IntegerAttr(size),
+                                   b.getStringAttr("embedding"), mlir::IntegerAttr());
+      linear = AddOp::create(
+          b, loc, MulOp::create(b, loc, linear, splat(common, i64(), double(size))),
+          idx);
+    }
+    // Indexed dimensions first, merged.
+    int64_t rank = int64_t(s.size());
+    std::vector<int64_t> perm, rest;
+    for (int64_t d = first; d < first + count; ++d)
+      perm.push_back(d);
+    for (int64_t d = 0; d < rank; ++d)
+      if (d < first || d >= first + count) {
+        perm.push_back(d);
+        rest.push_back(s[d]);
+      }
+    int64_t merged = 1;
+    for (int64_t d = first; d < first + count; ++d)
+      merged *= s[d];
+    std::vector<int64_t> flat{merged};
+    flat.insert(flat.end(), rest.begin(), rest.end());
+    MValue g = gatherRows(reshape(transpose(x, perm), flat), linear);
+    if (first == 0) {
+      setTensor(n, g);
+      return;
+    }
+    // [S..., before..., after...] -> [before..., S..., after...].
+    int64_t c = int64_t(common.size());
+    std::vector<int64_t> back;
+    for (int64_t d = 0; d < first; ++d)
+      back.push_back(c + d);
+    for (int64_t d = 0; d < c; ++d)
+      back.push_back(d);
+    for (int64_t d = c + first; d < c + int64_t(rest.size()); ++d)
+      back.push_back(d);
+    setTensor(n, transpose(g, back));
   };
   C["aten::index_select"] = [this, gatherRows](jit::Node *n) {
     MValue x = tensorIn(n, 0);

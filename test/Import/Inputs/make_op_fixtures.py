@@ -374,6 +374,12 @@ mod("embedding_2d_ids", ["aten::embedding"],
 fn("gather", ["aten::index", "aten::index_select"],
    lambda x, i, y, j: (x[i], torch.index_select(y, -2, j)),
    x=f32(5, 3, 2), i=i64(2, 4, hi=5), y=f32(5, 3), j=i64(4, hi=5))
+fn("gather_multi_index", ["aten::index"],
+   lambda x, b, q, r: (x[b, q], x[:, q, r]),
+   x=f32(2, 3, 4), b=i64(2, 1, hi=2), q=i64(5, hi=3), r=i64(5, hi=4))
+fn("gather_non_adjacent", ["aten::index"],
+   lambda x, b, r: x[b, :, r],  # the unsupported op
+   x=f32(2, 3, 4), b=i64(5, hi=2), r=i64(5, hi=4))
 
 
 class LayerNorms(torch.nn.Module):
