@@ -212,10 +212,10 @@ def Glimmer_SumSquaresOp : Glimmer_Op<"sum_squares", [DeclareOpInterfaceMethods<
     elements in the compute type (f32 for bf16, the inputs' type otherwise),
     in an order fixed by the shapes alone (deterministic from run to run),
     then the inputs' sums added in operand order. Gradient clipping's
-    squared global norm is one `sum_squares` over the gradients (one kernel
-    launch on a GPU for all of them instead of a multiply and a reduction
-    per gradient). The inputs share one floating-point element type, which
-    the scalar result has.
+    squared global norm is one `sum_squares` over the gradients (on a GPU,
+    two kernel launches per 64 inputs and one more, instead of a multiply
+    and a reduction per gradient). The inputs share one floating-point
+    element type, which the scalar result has.
 
     ```mlir
     // Before: %sq0 = glimmer.mul %g0, %g0 ... %s0 = glimmer.reduce sum %sq0 ...
