@@ -209,30 +209,34 @@ private:
     return var;
   }
 
-  /// `f(a, b)` with `a` and `b` the operands' values at `idx`.
-  FailureOr<std::string> binary(Operation *op, const std::string &idx,
-                                StringRef f32, StringRef f64) {
+  /// "a, b": a binary op's operands' values at `idx`.
+  FailureOr<std::string> operandPair(Operation *op, const std::string &idx) {
     FailureOr<std::string> a = value(op->getOperand(0), idx);
     if (failed(a))
       return failure();
     FailureOr<std::string> b = value(op->getOperand(1), idx);
     if (failed(b))
       return failure();
+    return *a + ", " + *b;
+  }
+
+  /// `f(a, b)` with `a` and `b` the operands' values at `idx`.
+  FailureOr<std::string> binary(Operation *op, const std::string &idx,
+                                StringRef f32, StringRef f64) {
+    FailureOr<std::string> args = operandPair(op, idx);
+    if (failed(args))
+      return failure();
     Type t = typeOf(op->getResult(0)).getElementType();
-    return rounded(t, ((t.isF64() ? f64 : f32) + "(" + *a + ", " + *b + ")")
-                          .str());
+    return rounded(t, ((t.isF64() ? f64 : f32) + "(" + *args + ")").str());
   }
 
   /// max/min: `f(a, b)` unrounded (it returns one of its operands).
   FailureOr<std::string> pick(Operation *op, const std::string &idx,
                               StringRef f) {
-    FailureOr<std::string> a = value(op->getOperand(0), idx);
-    if (failed(a))
+    FailureOr<std::string> args = operandPair(op, idx);
+    if (failed(args))
       return failure();
-    FailureOr<std::string> b = value(op->getOperand(1), idx);
-    if (failed(b))
-      return failure();
-    return ("glimmer_fusion::" + f + "(" + *a + ", " + *b + ")").str();
+    return ("glimmer_fusion::" + f + "(" + *args + ")").str();
   }
 
   FailureOr<std::string> unary(Operation *op, const std::string &idx,
