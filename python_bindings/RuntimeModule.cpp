@@ -302,7 +302,18 @@ it, t.numpy() copies it.)doc")
   m.def("reduce", &glimmer_rt::reduce, nogil, py::arg("kind"), py::arg("x"),
         py::arg("dims"), py::arg("keep_dims") = false);
   m.def("cumsum", &glimmer_rt::cumsum, nogil, py::arg("x"), py::arg("dim"));
-  m.def("sum_squares", &glimmer_rt::sumSquares, nogil, py::arg("inputs"));
+  // The result's type defaults to the first input's.
+  m.def(
+      "sum_squares",
+      [](const std::vector<glimmer_rt::Tensor> &inputs,
+         std::optional<glimmer_rt::DType> dtype) {
+        glimmer_rt::DType result =
+            dtype ? *dtype
+                  : (inputs.empty() ? glimmer_rt::DType::F32
+                                    : inputs.front().dtype());
+        return glimmer_rt::sumSquares(inputs, result);
+      },
+      nogil, py::arg("inputs"), py::arg("dtype") = std::nullopt);
   m.def("softmax", &glimmer_rt::softmax, nogil, py::arg("x"), py::arg("dim"));
   m.def("softmax_grad", &glimmer_rt::softmaxGrad, nogil, py::arg("grad"),
         py::arg("y"), py::arg("dim"));

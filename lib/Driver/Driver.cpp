@@ -177,11 +177,22 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   }
   if (!options.spmd.empty())
     buildPostAutodiffPipeline(pm);
+  // bf16 gradients go to the optimizer as they are (it widens them).
+  if (options.train)
+    pm.addPass(createGlimmerNarrowGradients());
   // Last, on the final rank-local functions (forward and backward alike):
   // index-causal attention loses its iota positions, so that backends can
   // pick their dense causal kernels.
   pm.addPass(createGlimmerSimplifyAttentionMasks());
   pm.addPass(createCanonicalizerPass());
+  // A training step recomputes cheap forward values in its backward
+  // instead of keeping them (no CSE may run after this: it would merge the
+  // copies back).
+  if (options.train && options.rematMinElements >= 0) {
+    GlimmerRematerializeOptions remat;
+    remat.minElements = options.rematMinElements;
+    pm.addPass(createGlimmerRematerialize(remat));
+  }
   // Then elementwise chains become fusions (one kernel each on a GPU).
   pm.addPass(createGlimmerFuseElementwise());
   if (failed(pm.run(*model.module)))

@@ -435,11 +435,26 @@ def test_sum_squares(dtype):
     equal(rt.sum_squares(parts), got)
 
 
+def test_sum_squares_bf16_inputs_under_f32():
+    # bf16 inputs (gradients left in bf16) among f32 ones sum exactly as
+    # their f32 widenings: the same bits, in any mix and order.
+    parts = [randn((3, 5), np.float32, 32), randn((70_001,), np.float32, 33),
+             randn((9,), np.float32, 34), randn((4, 4), np.float32, 35)]
+    low = [rt.convert(p, rt.DType.BF16) for p in parts]
+    wide = [npy(rt.convert(b, rt.DType.F32)) for b in low]
+    mixed = [low[0], parts[1], low[2], low[3]]
+    widened = [wide[0], parts[1], wide[2], wide[3]]
+    equal(rt.sum_squares(mixed, dtype=rt.DType.F32), npy(rt.sum_squares(widened)))
+    equal(rt.sum_squares(low, dtype=rt.DType.F32), npy(rt.sum_squares(wide)))
+
+
 def test_sum_squares_errors():
     with pytest.raises(ValueError, match="expects at least one input"):
         rt.sum_squares([])
-    with pytest.raises(ValueError, match="input #1 .* does not have the type of input #0"):
+    with pytest.raises(ValueError, match="input #1 .* is neither f64 nor bf16 under an f32 result"):
         rt.sum_squares([np.zeros(2), np.zeros(2, np.float32)])
+    with pytest.raises(ValueError, match="input #0 .* is neither f32 nor bf16"):
+        rt.sum_squares([np.zeros(2)], dtype=rt.DType.F32)
     with pytest.raises(ValueError, match="floating-point|f32|f64"):
         rt.sum_squares([np.zeros(2, np.int64)])
 
@@ -987,6 +1002,29 @@ def test_optimizer_grad_scale(dtype):
         rt.adamw_update(p, g, m, v, step, 1e-2, 0.9, 0.95, 1e-8, 0.1, grad_scale=np.array([0.5], dtype))
     with pytest.raises(ValueError, match="grad_scale to be a scalar of the param's type"):
         rt.sgd_update(p, g, 0.1, 0.0, grad_scale=np.array(0.5, np.float64 if dtype == np.float32 else np.float32))
+
+
+def test_optimizers_bf16_grad_of_f32_param():
+    # A bf16 gradient of an f32 parameter (glimmer-narrow-gradients) gives
+    # exactly the update of its f32 widening, with and without grad_scale.
+    p, m = randn((5, 9), np.float32, 86), randn((5, 9), np.float32, 87)
+    v = np.abs(randn((5, 9), np.float32, 88))
+    g = rt.convert(randn((5, 9), np.float32, 89, scale=3.0), rt.DType.BF16)
+    wide = npy(rt.convert(g, rt.DType.F32))
+    step, s = np.array(2, np.int64), np.array(0.37, np.float32)
+    for kw in ({}, {"grad_scale": s}):
+        narrow = rt.adamw_update(p, g, m, v, step, 1e-2, 0.9, 0.95, 1e-8, 0.1, **kw)
+        full = rt.adamw_update(p, wide, m, v, step, 1e-2, 0.9, 0.95, 1e-8, 0.1, **kw)
+        for a, e in zip(narrow, full):
+            equal(a, npy(e))
+        equal(rt.sgd_update(p, g, 0.1, 0.05, **kw), npy(rt.sgd_update(p, wide, 0.1, 0.05, **kw)))
+    # Only bf16 under f32 widens; other types and shapes are refused.
+    with pytest.raises(ValueError, match=r"expects grad like param \(f32\[5, 9\][^)]*\), or in bf16 for an f32 param, got f64\[5, 9\]"):
+        rt.adamw_update(p, wide.astype(np.float64), m, v, step, 1e-2, 0.9, 0.95, 1e-8, 0.1)
+    with pytest.raises(ValueError, match=r"expects grad like param \(f32\[5, 9\][^)]*\), or in bf16 for an f32 param, got f32\[9, 5\]"):
+        rt.sgd_update(p, wide.reshape(9, 5), 0.1, 0.0)
+    with pytest.raises(ValueError, match=r"or in bf16 for an f32 param, got bf16\[5, 9\]"):
+        rt.sgd_update(p.astype(np.float64), g, 0.1, 0.0)
 
 
 # --------------------------------------------------------------------------

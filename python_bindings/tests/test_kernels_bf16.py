@@ -50,9 +50,9 @@ dims 64, 96, 128) and the SIMT path (head dims 36 and 192 in-process; every
 head dim with GLIMMER_CUDA_ATTENTION=simt, which Attention.cu reads once per
 process, so test_attention_forced_simt reruns the attention tests in a
 subprocess), cross_entropy(+grad), conv2d(+grad), adamw_update and
-sgd_update (bf16 param, grad and state: the CUDA kernels take them all in
-the param's type; f32 params with bf16 grads are rejected, which
-test_optimizers_reject_mixed_precision checks), vision_gather(+grad). vision_bank_indices is integer
+sgd_update (bf16 param, grad and state; and f32 params with bf16 grads,
+which test_optimizers_bf16_grad_of_f32_param checks against the widened
+grad), vision_gather(+grad). vision_bank_indices is integer
 only (dtype-independent, covered by test_kernels.py with
 GLIMMER_TEST_DEVICE=cuda); it is only used here to build gather indices.
 
@@ -897,14 +897,25 @@ def test_optimizer_grad_scale():
                                   host(rt.sgd_update(P, scaled, 0.1, 0.5)))
 
 
-def test_optimizers_reject_mixed_precision():
-    # f32 master weights with bf16 grads are not a kernel contract: every
-    # operand must have the param's type.
+def test_optimizers_bf16_grad_of_f32_param():
+    # f32 master weights with bf16 grads (glimmer-narrow-gradients): the
+    # update is that of the f32 widening of the grad, bit for bit, on the
+    # vectorized and the scalar path (a ragged length); a bf16 param with an
+    # f32 grad is refused.
     if AS_F32:
         pytest.skip("needs two distinct float types (bf16 on the GPU)")
-    p32, g = dev(randb(8, 740), F32), dev(randb(8, 741))
-    with pytest.raises(ValueError, match="expects grad like param"):
-        rt.sgd_update(p32, g, 0.1, 0.0)
-    step = dev(np.array(1, np.int64))
-    with pytest.raises(ValueError, match="expects grad like param"):
-        rt.adamw_update(p32, g, p32, p32, step, 0.1, 0.9, 0.95, 1e-8, 0.0)
+    step = dev(np.array(3, np.int64))
+    for n in (4096, 4099):
+        p32, m32 = dev(randb(n, 740), F32), dev(randb(n, 742), F32)
+        v32 = dev(np.abs(randb(n, 743)), F32)
+        g = dev(randb(n, 741))
+        wide = rt.convert(g, F32)
+        for a, e in zip(rt.adamw_update(p32, g, m32, v32, step, 0.1, 0.9, 0.95, 1e-8, 0.5),
+                        rt.adamw_update(p32, wide, m32, v32, step, 0.1, 0.9, 0.95, 1e-8, 0.5)):
+            np.testing.assert_array_equal(host(a), host(e))
+        np.testing.assert_array_equal(host(rt.sgd_update(p32, g, 0.1, 0.5)),
+                                      host(rt.sgd_update(p32, wide, 0.1, 0.5)))
+        np.testing.assert_array_equal(host(rt.sum_squares([g, p32], dtype=F32)),
+                                      host(rt.sum_squares([wide, p32])))
+    with pytest.raises(ValueError, match="or in bf16 for an f32 param"):
+        rt.sgd_update(g, wide, 0.1, 0.0)

@@ -10,8 +10,10 @@
 #ifndef GLIMMER_RT_COMMON_MESSAGES_H
 #define GLIMMER_RT_COMMON_MESSAGES_H
 
+#include "glimmer_rt/Safetensors.h"
 #include "glimmer_rt/Tensor.h"
 
+#include <cctype>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -45,19 +47,42 @@ inline std::string badGradScale(const Tensor &scale, const Tensor &param) {
          scale.describe() + " for param " + param.describe();
 }
 
-/// sum_squares' inputs: at least one, all defined and of one type (each
-/// backend then requires a floating-point type it supports). The error
-/// message, or "".
-inline std::string badSumSquaresInputs(const std::vector<Tensor> &inputs) {
+/// Whether a tensor of `narrow` elements enters an optimizer update or
+/// sum_squares computing in `wide`: the same type, or bf16 under f32
+/// (widened exactly, so the result is that of the f32 tensor of the same
+/// values).
+inline bool widensInto(DType narrow, DType wide) {
+  return narrow == wide || (narrow == DType::BF16 && wide == DType::F32);
+}
+
+/// An optimizer's gradient: defined, the parameter's shape, its type or
+/// one that widens into it. The error message, or "".
+inline std::string badOptimizerGrad(const Tensor &grad, const Tensor &param) {
+  if (!grad.defined())
+    return "missing grad";
+  if (grad.shape() == param.shape() && widensInto(grad.dtype(), param.dtype()))
+    return "";
+  return "expects grad like param (" + param.describe() +
+         "), or in bf16 for an f32 param, got " + grad.describe();
+}
+
+/// sum_squares' inputs: at least one, all defined, each of the `result`
+/// type or one that widens into it (each backend then requires a
+/// floating-point type it supports). The error message, or "".
+inline std::string badSumSquaresInputs(const std::vector<Tensor> &inputs,
+                                       DType result) {
   if (inputs.empty())
     return "expects at least one input";
   for (size_t k = 0; k < inputs.size(); ++k) {
     if (!inputs[k].defined())
       return "missing input #" + std::to_string(k);
-    if (inputs[k].dtype() != inputs.front().dtype())
+    if (!widensInto(inputs[k].dtype(), result)) {
+      std::string name(dtypeName(result)); // lower case, as describe()'s
+      for (char &c : name)
+        c = char(std::tolower(static_cast<unsigned char>(c)));
       return "input #" + std::to_string(k) + " " + inputs[k].describe() +
-             " does not have the type of input #0 " +
-             inputs.front().describe();
+             " is neither " + name + " nor bf16 under an f32 result";
+    }
   }
   return "";
 }

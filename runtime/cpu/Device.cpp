@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <ostream>
+#include <string>
+#include <utility>
 
 using namespace glimmer_rt;
 
@@ -75,30 +77,54 @@ int64_t glimmer_rt::cudnnAttentionCalls() { return cudnnCalls.load(); }
 
 void glimmer_rt::setCudnnAttention(bool on) { cudnnAttention = on; }
 
+glimmer_rt::AttentionOverride
+glimmer_rt::parseAttentionOverride(const char *value) {
+  if (!value)
+    return AttentionOverride::None;
+  static const std::pair<const char *, AttentionOverride> names[] = {
+      {"cudnn", AttentionOverride::Cudnn},
+      {"cudnn-deterministic", AttentionOverride::CudnnDeterministic},
+      {"cudnn-nondeterministic", AttentionOverride::CudnnNondeterministic},
+      {"mma", AttentionOverride::Mma},
+      {"simt", AttentionOverride::Simt},
+  };
+  std::string accepted;
+  for (const auto &[name, mode] : names) {
+    if (std::strcmp(value, name) == 0)
+      return mode;
+    accepted += std::string(accepted.empty() ? "'" : ", '") + name + "'";
+  }
+  throw RuntimeError("GLIMMER_CUDA_ATTENTION must be one of " + accepted +
+                     ", got '" + value + "'");
+}
+
+glimmer_rt::AttentionOverride glimmer_rt::attentionOverride() {
+  static const AttentionOverride mode =
+      parseAttentionOverride(std::getenv("GLIMMER_CUDA_ATTENTION"));
+  return mode;
+}
+
 bool glimmer_rt::cudnnAttentionEnabled() {
-  static const int forced = [] {
-    const char *e = std::getenv("GLIMMER_CUDA_ATTENTION");
-    if (e && (std::strcmp(e, "cudnn") == 0 ||
-              std::strcmp(e, "cudnn-deterministic") == 0 ||
-              std::strcmp(e, "cudnn-nondeterministic") == 0))
-      return 1;
-    if (e && (std::strcmp(e, "mma") == 0 || std::strcmp(e, "simt") == 0))
-      return 0;
-    return -1;
-  }();
-  return forced >= 0 ? forced == 1 : cudnnAttention.load();
+  switch (attentionOverride()) {
+  case AttentionOverride::None:
+    return cudnnAttention.load();
+  case AttentionOverride::Mma:
+  case AttentionOverride::Simt:
+    return false;
+  default:
+    return true;
+  }
 }
 
 int glimmer_rt::cudnnAttentionDeterminism() {
-  static const int mode = [] {
-    const char *e = std::getenv("GLIMMER_CUDA_ATTENTION");
-    if (e && std::strcmp(e, "cudnn-deterministic") == 0)
-      return 1;
-    if (e && std::strcmp(e, "cudnn-nondeterministic") == 0)
-      return 0;
+  switch (attentionOverride()) {
+  case AttentionOverride::CudnnDeterministic:
+    return 1;
+  case AttentionOverride::CudnnNondeterministic:
+    return 0;
+  default:
     return -1;
-  }();
-  return mode;
+  }
 }
 
 bool glimmer_rt::builtWithCuda() {

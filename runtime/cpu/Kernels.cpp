@@ -102,6 +102,18 @@ void requireGradScale(const char *op, const Tensor &scale,
   check(error.empty(), op, error);
 }
 
+void requireOptimizerGrad(const char *op, const Tensor &grad,
+                          const Tensor &param) {
+  std::string error = messages::badOptimizerGrad(grad, param);
+  check(error.empty(), op, error);
+}
+
+/// An optimizer's grad in the parameter's type (a bf16 grad of an f32
+/// parameter widened exactly, the CPU kernels computing in f32/f64 only).
+Tensor widened(const Tensor &grad, const Tensor &param) {
+  return grad.dtype() == param.dtype() ? grad : convert(grad, param.dtype());
+}
+
 /// Same dtype and shape as `ref`.
 void requireLike(const char *op, const Tensor &t, const char *name,
                  const Tensor &ref, const char *refName) {
@@ -750,25 +762,28 @@ Tensor reduce(Reduction kind, const Tensor &x, const std::vector<int64_t> &dims,
   });
 }
 
-Tensor sumSquares(const std::vector<Tensor> &inputs) {
+Tensor sumSquares(const std::vector<Tensor> &inputs, DType result) {
   if (anyOnCuda(inputs))
-    GLIMMER_CUDA_CALL(sumSquares, inputs);
+    GLIMMER_CUDA_CALL(sumSquares, inputs, result);
   const char *op = "sum_squares";
-  std::string bad = messages::badSumSquaresInputs(inputs);
+  std::string bad = messages::badSumSquaresInputs(inputs, result);
   check(bad.empty(), op, bad);
-  return dispatchFloat(op, inputs.front(), "input #0", [&](auto tag) {
+  Tensor y(result, {});
+  return dispatchFloat(op, y, "result", [&](auto tag) {
     using T = decltype(tag);
     // Each square rounded to T, then accumulated in row-major order, as the
-    // multiply and the reduction this op replaces compute them.
+    // multiply and the reduction this op replaces compute them. A narrower
+    // input is widened first (exactly).
     T total = 0;
-    for (const Tensor &x : inputs) {
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      Tensor x = inputs[k].dtype() == result ? inputs[k]
+                                              : convert(inputs[k], result);
       const T *a = x.data<T>();
       T acc = 0;
       for (int64_t i = 0, n = x.numel(); i < n; ++i)
         acc += a[i] * a[i];
-      total = &x == &inputs.front() ? acc : total + acc;
+      total = k == 0 ? acc : total + acc;
     }
-    Tensor y(inputs.front().dtype(), {});
     *y.data<T>() = total;
     return y;
   });
@@ -1850,7 +1865,7 @@ adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
     GLIMMER_CUDA_CALL(adamwUpdate, param, grad, expAvg, expAvgSq, step, lr, beta1, beta2, eps, weightDecay, gradScale);
   const char *op = "adamw_update";
   requireFloat(op, param, "param");
-  requireLike(op, grad, "grad", param, "param");
+  requireOptimizerGrad(op, grad, param);
   requireGradScale(op, gradScale, param);
   requireLike(op, expAvg, "exp_avg", param, "param");
   requireLike(op, expAvgSq, "exp_avg_sq", param, "param");
@@ -1877,7 +1892,8 @@ adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
     using T = decltype(tag);
     Tensor p(param.dtype(), param.shape()), m(param.dtype(), param.shape()),
         v(param.dtype(), param.shape());
-    const T *P = param.data<T>(), *G = grad.data<T>(), *M = expAvg.data<T>(),
+    Tensor wide = widened(grad, param);
+    const T *P = param.data<T>(), *G = wide.data<T>(), *M = expAvg.data<T>(),
             *Vs = expAvgSq.data<T>();
     T *oP = p.data<T>(), *oM = m.data<T>(), *oV = v.data<T>();
     const T decay = T(1 - lr * weightDecay), w1 = T(1 - beta1), b2 = T(beta2),
@@ -1908,12 +1924,13 @@ Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
     GLIMMER_CUDA_CALL(sgdUpdate, param, grad, lr, weightDecay, gradScale);
   const char *op = "sgd_update";
   requireFloat(op, param, "param");
-  requireLike(op, grad, "grad", param, "param");
+  requireOptimizerGrad(op, grad, param);
   requireGradScale(op, gradScale, param);
   return dispatchFloat(op, param, "param", [&](auto tag) {
     using T = decltype(tag);
     Tensor p(param.dtype(), param.shape());
-    const T *P = param.data<T>(), *G = grad.data<T>();
+    Tensor wide = widened(grad, param);
+    const T *P = param.data<T>(), *G = wide.data<T>();
     T *o = p.data<T>();
     const T wd = T(weightDecay), negLr = T(-lr);
     const bool scaled = gradScale.defined();

@@ -1331,15 +1331,7 @@ void launch(const Ctx &c, K kernel, int64_t blocks, int threads, size_t smem,
 }
 
 bool forceSimt() {
-  static const bool force = [] {
-    const char *e = std::getenv("GLIMMER_CUDA_ATTENTION");
-    return e && std::strcmp(e, "simt") == 0;
-  }();
-  return force;
-}
-
-bool aligned16(const Tensor &t) {
-  return reinterpret_cast<uintptr_t>(t.raw()) % 16 == 0;
+  return attentionOverride() == AttentionOverride::Simt;
 }
 
 /// Whether the bf16 tensor-core kernels apply; their head-dimension bucket.

@@ -20,11 +20,18 @@
 #include "glimmer_rt/Fusion.h"
 #include "glimmer_rt/Kernels.h"
 
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
 
 namespace glimmer_rt {
 namespace cuda {
+
+/// Whether a tensor's data is 16-byte aligned, as the bf16 tensor-core and
+/// cuDNN attention paths need (views at odd offsets may not be).
+inline bool aligned16(const Tensor &t) {
+  return reinterpret_cast<uintptr_t>(t.raw()) % 16 == 0;
+}
 
 // Memory and devices (cuda/Device.cu).
 void *allocate(size_t bytes, int device);
@@ -113,7 +120,7 @@ Tensor convert(const Tensor &x, DType dtype);
 
 Tensor reduce(Reduction kind, const Tensor &x, const std::vector<int64_t> &dims,
               bool keepDims);
-Tensor sumSquares(const std::vector<Tensor> &inputs);
+Tensor sumSquares(const std::vector<Tensor> &inputs, DType result);
 Tensor cumsum(const Tensor &x, int64_t dim);
 Tensor softmax(const Tensor &x, int64_t dim);
 Tensor softmaxGrad(const Tensor &grad, const Tensor &y, int64_t dim);

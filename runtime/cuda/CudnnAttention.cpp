@@ -187,8 +187,7 @@ bool usable(const CudnnAttentionShape &s,
   if (!cudnnAttentionEnabled() || s.D % 8 != 0 || s.D > 256)
     return false;
   for (const Tensor *t : operands)
-    if (t->dtype() != DType::BF16 ||
-        reinterpret_cast<uintptr_t>(t->raw()) % 16 != 0)
+    if (t->dtype() != DType::BF16 || !aligned16(*t))
       return false;
   return true;
 }

@@ -16,6 +16,7 @@
 
 #include "../common/Messages.h"
 #include "ElementwiseUtil.cuh"
+#include "Vector.cuh"
 
 #include <algorithm>
 #include <limits>
@@ -98,26 +99,76 @@ __global__ void embeddingGradKernel(const T *grad, const I *ids, acc_t<T> *out,
 // Optimizers
 //===----------------------------------------------------------------------===//
 
-/// torch.optim.AdamW (single-tensor path), in the CPU's order of operations.
-/// The bias corrections depend on the step, which lives on the device: one
-/// thread per block computes them in double (as Python floats).
+/// Round-to-nearest arithmetic that the compiler never contracts into an
+/// FMA: the optimizers round after every operation, as the CPU's do, however
+/// the compiler specializes their loops (it may contract the loop with a
+/// grad_scale and the one without differently, which would make the update
+/// with grad_scale differ in the last bit from the update of the
+/// separately scaled gradient).
+__device__ __forceinline__ float rnAdd(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double rnAdd(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ float rnSub(float a, float b) { return __fsub_rn(a, b); }
+__device__ __forceinline__ double rnSub(double a, double b) { return __dsub_rn(a, b); }
+__device__ __forceinline__ float rnMul(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double rnMul(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float rnDiv(float a, float b) { return __fdiv_rn(a, b); }
+__device__ __forceinline__ double rnDiv(double a, double b) { return __ddiv_rn(a, b); }
+
 /// grad * scale rounded to T, as a separate mul kernel would store it.
 template <typename T>
 __device__ __forceinline__ acc_t<T> scaledGrad(acc_t<T> g, const T *scale) {
   if (!scale)
     return g;
   T r;
-  st(&r, g * ld(scale));
+  st(&r, rnMul(g, ld(scale)));
   return ld(&r);
 }
 
-template <typename T>
-__global__ void adamwKernel(const T *P, const T *G, const T *S, const T *M,
+/// The scalars of one AdamW update (torch.optim.AdamW's single-tensor path,
+/// in the CPU's order of operations).
+template <typename A> struct AdamWScalars {
+  double lr, beta1, beta2;
+  bool decayOn;
+  A decay, w1, b2, w2, e;
+};
+
+/// Element i: reads p, g, m, v at i and writes the updated three at i.
+/// negStep and c2 are the step's bias corrections.
+template <typename T, typename G>
+__device__ __forceinline__ void
+adamwElement(const T *P, const G *Gr, const T *S, const T *M, const T *V,
+             T *oP, T *oM, T *oV, int64_t i, const AdamWScalars<acc_t<T>> &s,
+             acc_t<T> negStep, acc_t<T> c2) {
+  using A = acc_t<T>;
+  A p = ld(P + i);
+  A pi = s.decayOn ? rnMul(p, s.decay) : p;
+  A g = scaledGrad(A(ld(Gr + i)), S), m = ld(M + i);
+  // torch.lerp: start + w * (end - start) for w < 0.5, else
+  // end - (end - start) * (1 - w).
+  A mi = s.w1 < A(0.5) ? rnAdd(m, rnMul(s.w1, rnSub(g, m)))
+                       : rnSub(g, rnMul(rnSub(g, m), rnSub(A(1), s.w1)));
+  A vi = rnAdd(rnMul(A(ld(V + i)), s.b2), rnMul(rnMul(s.w2, g), g));
+  A root;
+  if constexpr (std::is_same_v<A, double>)
+    root = ::sqrt(vi);
+  else
+    root = ::sqrtf(vi);
+  A denom = rnAdd(rnDiv(root, c2), s.e);
+  st(oP + i, rnAdd(pi, rnDiv(rnMul(negStep, mi), denom)));
+  st(oM + i, mi);
+  st(oV + i, vi);
+}
+
+/// The bias corrections depend on the step, which lives on the device: one
+/// thread per block computes them in double (as Python floats). With Vec,
+/// each thread moves kVec neighbouring elements of each tensor per access
+/// (the grid covers n / kVec vectors; the n % kVec last elements one by
+/// one). G is T, or bf16 under an f32 T (widened exactly by ld).
+template <typename T, typename G, bool Vec>
+__global__ void adamwKernel(const T *P, const G *Gr, const T *S, const T *M,
                             const T *V, const int64_t *step, T *oP, T *oM,
-                            T *oV, int64_t n,
-                            double lr, double beta1, double beta2, bool decayOn,
-                            acc_t<T> decay, acc_t<T> w1, acc_t<T> b2,
-                            acc_t<T> w2, acc_t<T> e, unsigned long long *flag) {
+                            T *oV, int64_t n, AdamWScalars<acc_t<T>> s,
+                            unsigned long long *flag) {
   using A = acc_t<T>;
   __shared__ A negStep, c2;
   __shared__ bool bad;
@@ -128,45 +179,55 @@ __global__ void adamwKernel(const T *P, const T *G, const T *S, const T *M,
       if (blockIdx.x == 0)
         flagError(flag, 0);
     } else {
-      double bc1 = 1 - ::pow(beta1, double(t));
-      double bc2 = 1 - ::pow(beta2, double(t));
-      negStep = A(-(lr / bc1));
+      double bc1 = 1 - ::pow(s.beta1, double(t));
+      double bc2 = 1 - ::pow(s.beta2, double(t));
+      negStep = A(-(s.lr / bc1));
       c2 = A(::sqrt(bc2));
     }
   }
   __syncthreads();
   if (bad)
     return;
-  for (int64_t i = gridStart(); i < n; i += gridStride()) {
-    A p = ld(P + i);
-    A pi = decayOn ? p * decay : p;
-    A g = scaledGrad(ld(G + i), S), m = ld(M + i);
-    // torch.lerp: start + w * (end - start) for w < 0.5, else
-    // end - (end - start) * (1 - w).
-    A mi = w1 < A(0.5) ? m + w1 * (g - m) : g - (g - m) * (A(1) - w1);
-    A vi = A(ld(V + i)) * b2 + w2 * g * g;
-    A denom;
-    if constexpr (std::is_same_v<A, double>)
-      denom = ::sqrt(vi) / c2 + e;
-    else
-      denom = ::sqrtf(vi) / c2 + e;
-    st(oP + i, pi + negStep * mi / denom);
-    st(oM + i, mi);
-    st(oV + i, vi);
+  int64_t first = 0;
+  if constexpr (Vec) {
+    using PT = ElemPack<sizeof(T)>;
+    using PG = ElemPack<sizeof(G)>;
+    int64_t vectors = n / kVec;
+    for (int64_t j = gridStart(); j < vectors; j += gridStride()) {
+      PT p = reinterpret_cast<const PT *>(P)[j];
+      PG g = reinterpret_cast<const PG *>(Gr)[j];
+      PT m = reinterpret_cast<const PT *>(M)[j];
+      PT v = reinterpret_cast<const PT *>(V)[j];
+      PT rp, rm, rv;
+#pragma unroll
+      for (int u = 0; u < kVec; ++u)
+        adamwElement(reinterpret_cast<const T *>(p.b),
+                     reinterpret_cast<const G *>(g.b), S,
+                     reinterpret_cast<const T *>(m.b),
+                     reinterpret_cast<const T *>(v.b),
+                     reinterpret_cast<T *>(rp.b), reinterpret_cast<T *>(rm.b),
+                     reinterpret_cast<T *>(rv.b), u, s, negStep, c2);
+      reinterpret_cast<PT *>(oP)[j] = rp;
+      reinterpret_cast<PT *>(oM)[j] = rm;
+      reinterpret_cast<PT *>(oV)[j] = rv;
+    }
+    first = vectors * kVec;
   }
+  for (int64_t i = first + gridStart(); i < n; i += gridStride())
+    adamwElement(P, Gr, S, M, V, oP, oM, oV, i, s, negStep, c2);
 }
 
 /// torch.optim.SGD: g = g + wd * p; p = p + (-lr) * g.
-template <typename T>
-__global__ void sgdKernel(const T *P, const T *G, const T *S, T *out,
+template <typename T, typename G>
+__global__ void sgdKernel(const T *P, const G *Gr, const T *S, T *out,
                           int64_t n, bool decayOn, acc_t<T> wd,
                           acc_t<T> negLr) {
   using A = acc_t<T>;
   for (int64_t i = gridStart(); i < n; i += gridStride()) {
-    A p = ld(P + i), g = scaledGrad(ld(G + i), S);
+    A p = ld(P + i), g = scaledGrad(A(ld(Gr + i)), S);
     if (decayOn)
-      g = g + wd * p;
-    st(out + i, p + negLr * g);
+      g = rnAdd(g, rnMul(wd, p));
+    st(out + i, rnAdd(p, rnMul(negLr, g)));
   }
 }
 
@@ -400,6 +461,22 @@ void requireGradScale(const char *op, const Tensor &scale,
   check(error.empty(), op, error);
 }
 
+void requireOptimizerGrad(const char *op, const Tensor &grad,
+                          const Tensor &param) {
+  std::string error = messages::badOptimizerGrad(grad, param);
+  check(error.empty(), op, error);
+}
+
+/// Calls run(G()) with G the grad's element type: T, or bf16 under an f32
+/// T (the optimizers' grad widened as it is loaded).
+template <typename T, typename F> void withGradType(const Tensor &grad, F &&run) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (grad.dtype() == DType::BF16)
+      return run(bf16());
+  }
+  run(T());
+}
+
 template <typename T> const T *scaleOf(const Tensor &scale) {
   return scale.defined() ? scale.data<T>() : nullptr;
 }
@@ -413,7 +490,7 @@ adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
   const char *op = "adamw_update";
   Ctx c(op, {&param, &grad, &expAvg, &expAvgSq, &step, &gradScale});
   requireFloat(op, param, "param");
-  requireLike(op, grad, "grad", param, "param");
+  requireOptimizerGrad(op, grad, param);
   requireGradScale(op, gradScale, param);
   requireLike(op, expAvg, "exp_avg", param, "param");
   requireLike(op, expAvgSq, "exp_avg_sq", param, "param");
@@ -431,21 +508,32 @@ adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
            v = c.empty(param.dtype(), param.shape());
     int64_t n = param.numel();
     ErrorFlag flag(c);
-    // At least one thread, so the step is checked for empty tensors too.
-    // Every block computes the bias corrections (two double-precision
-    // powers) before its loop: a grid of a few blocks per multiprocessor,
-    // each striding over many elements, pays for them a few thousand times
-    // instead of once per 256 elements.
-    int64_t blocks = std::min<int64_t>(
-        blocksFor(n > 0 ? n : 1),
-        int64_t(multiprocessors(c.device.index)) * 8);
-    adamwKernel<T><<<unsigned(blocks), kThreads, 0, c.stream>>>(
-        param.data<T>(), grad.data<T>(), scaleOf<T>(gradScale),
-        expAvg.data<T>(), expAvgSq.data<T>(), step.data<int64_t>(),
-        p.data<T>(), m.data<T>(), v.data<T>(), n, lr, beta1, beta2,
-        weightDecay != 0, A(1 - lr * weightDecay), A(1 - beta1), A(beta2),
-        A(1 - beta2), A(eps), flag.get());
-    GLIMMER_CUDA_LAUNCHED(op);
+    AdamWScalars<A> s{lr,         beta1,     beta2,        weightDecay != 0,
+                      A(1 - lr * weightDecay), A(1 - beta1), A(beta2),
+                      A(1 - beta2), A(eps)};
+    auto run = [&](auto gradTag) {
+      using G = decltype(gradTag);
+      const int t = int(sizeof(T));
+      bool vec = n >= kVec &&
+                 packAligned({{param.raw(), t}, {grad.raw(), int(sizeof(G))},
+                              {expAvg.raw(), t}, {expAvgSq.raw(), t},
+                              {p.raw(), t}, {m.raw(), t}, {v.raw(), t}});
+      // At least one thread, so the step is checked for empty tensors too.
+      // Every block computes the bias corrections (two double-precision
+      // powers) before its loop: a grid of a few blocks per multiprocessor,
+      // each striding over many elements, pays for them a few thousand
+      // times instead of once per 256 elements.
+      int64_t work = vec ? n / kVec : (n > 0 ? n : 1);
+      int64_t blocks = std::min<int64_t>(
+          blocksFor(work), int64_t(multiprocessors(c.device.index)) * 8);
+      auto kernel = vec ? adamwKernel<T, G, true> : adamwKernel<T, G, false>;
+      kernel<<<unsigned(blocks), kThreads, 0, c.stream>>>(
+          param.data<T>(), grad.data<G>(), scaleOf<T>(gradScale),
+          expAvg.data<T>(), expAvgSq.data<T>(), step.data<int64_t>(),
+          p.data<T>(), m.data<T>(), v.data<T>(), n, s, flag.get());
+      GLIMMER_CUDA_LAUNCHED(op);
+    };
+    withGradType<T>(grad, run);
     flag.raise([step](int64_t) {
       return "expects a 1-based step, got " + std::to_string(readIndex(step, 0));
     });
@@ -458,15 +546,19 @@ Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
   const char *op = "sgd_update";
   Ctx c(op, {&param, &grad, &gradScale});
   requireFloat(op, param, "param");
-  requireLike(op, grad, "grad", param, "param");
+  requireOptimizerGrad(op, grad, param);
   requireGradScale(op, gradScale, param);
   return dispatchFloat(op, param.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using A = acc_t<T>;
     Tensor p = c.empty(param.dtype(), param.shape());
-    launch(c, param.numel(), sgdKernel<T>, param.data<T>(), grad.data<T>(),
-           scaleOf<T>(gradScale), p.data<T>(), param.numel(), weightDecay != 0, A(weightDecay),
-           A(-lr));
+    auto run = [&](auto gradTag) {
+      using G = decltype(gradTag);
+      launch(c, param.numel(), sgdKernel<T, G>, param.data<T>(),
+             grad.data<G>(), scaleOf<T>(gradScale), p.data<T>(),
+             param.numel(), weightDecay != 0, A(weightDecay), A(-lr));
+    };
+    withGradType<T>(grad, run);
     return p;
   });
 }

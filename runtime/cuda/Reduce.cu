@@ -573,47 +573,76 @@ Tensor reduce(Reduction kind, const Tensor &x, const std::vector<int64_t> &dims,
   return y;
 }
 
-Tensor sumSquares(const std::vector<Tensor> &inputs) {
+/// Queues the first two passes of sum_squares over inputs [first, last),
+/// all of element type T, whose chunks start at partial + chunkBase and
+/// whose sums go to sums + first; returns the number of chunks.
+template <typename T>
+int64_t sumSquaresBatches(const Ctx &c, const std::vector<Tensor> &inputs,
+                          int64_t first, int64_t last, acc_t<T> *partial,
+                          acc_t<T> *sums) {
+  int64_t chunkBase = 0;
+  for (; first < last; first += kSumSqBatch) {
+    SumSqBatch<T> batch{};
+    batch.count = int(std::min<int64_t>(kSumSqBatch, last - first));
+    for (int k = 0; k < batch.count; ++k) {
+      const Tensor &t = inputs[size_t(first + k)];
+      batch.data[k] = t.data<T>();
+      batch.numel[k] = t.numel();
+      batch.firstChunk[k + 1] =
+          batch.firstChunk[k] +
+          std::max<int64_t>(1, ceilDiv(t.numel(), kSumSqChunk));
+    }
+    int64_t blocks = batch.firstChunk[batch.count];
+    sumSquaresChunksKernel<T><<<unsigned(blocks), kThreads, 0, c.stream>>>(
+        batch, partial + chunkBase);
+    GLIMMER_CUDA_LAUNCHED(c.op);
+    sumSquaresInputsKernel<T><<<1, kThreads, 0, c.stream>>>(
+        batch, partial + chunkBase, sums + first);
+    GLIMMER_CUDA_LAUNCHED(c.op);
+    chunkBase += blocks;
+  }
+  return chunkBase;
+}
+
+Tensor sumSquares(const std::vector<Tensor> &inputs, DType result) {
   const char *op = "sum_squares";
-  std::string bad = messages::badSumSquaresInputs(inputs);
+  std::string bad = messages::badSumSquaresInputs(inputs, result);
   check(bad.empty(), op, bad);
   Ctx c(op, {firstOnGpu(inputs)});
   for (size_t k = 0; k < inputs.size(); ++k)
     check(inputs[k].device() == c.device, op,
           "operands live on different devices (" + c.device.str() + " and " +
               inputs[k].device().str() + ")");
-  return dispatchFloat(op, inputs.front().dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    using A = acc_t<T>;
+  return dispatchFloat(op, result, [&](auto tag) {
+    using R = decltype(tag);
+    using A = acc_t<R>;
     int64_t count = int64_t(inputs.size()), chunks = 0;
     for (const Tensor &t : inputs)
       chunks += std::max<int64_t>(1, ceilDiv(t.numel(), kSumSqChunk));
     Tensor partial = c.empty(dtypeOf<A>(), {chunks});
     Tensor sums = c.empty(dtypeOf<A>(), {count});
+    // Runs of inputs of one type share launches; a bf16 input under an f32
+    // result is widened as it is loaded (acc_t<bf16> is float), so each
+    // input's sum is that of its f32 values.
     int64_t chunkBase = 0;
-    for (int64_t first = 0; first < count; first += kSumSqBatch) {
-      SumSqBatch<T> batch{};
-      batch.count = int(std::min<int64_t>(kSumSqBatch, count - first));
-      for (int k = 0; k < batch.count; ++k) {
-        const Tensor &t = inputs[size_t(first + k)];
-        batch.data[k] = t.data<T>();
-        batch.numel[k] = t.numel();
-        batch.firstChunk[k + 1] =
-            batch.firstChunk[k] +
-            std::max<int64_t>(1, ceilDiv(t.numel(), kSumSqChunk));
-      }
-      int64_t blocks = batch.firstChunk[batch.count];
-      sumSquaresChunksKernel<T><<<unsigned(blocks), kThreads, 0, c.stream>>>(
-          batch, partial.data<A>() + chunkBase);
-      GLIMMER_CUDA_LAUNCHED(op);
-      sumSquaresInputsKernel<T><<<1, kThreads, 0, c.stream>>>(
-          batch, partial.data<A>() + chunkBase, sums.data<A>() + first);
-      GLIMMER_CUDA_LAUNCHED(op);
-      chunkBase += blocks;
+    for (int64_t first = 0; first < count;) {
+      DType t = inputs[size_t(first)].dtype();
+      int64_t last = first;
+      while (last < count && inputs[size_t(last)].dtype() == t)
+        ++last;
+      if (t == result)
+        chunkBase += sumSquaresBatches<R>(c, inputs, first, last,
+                                          partial.data<A>() + chunkBase,
+                                          sums.data<A>());
+      else if constexpr (std::is_same_v<R, float>)
+        chunkBase += sumSquaresBatches<bf16>(c, inputs, first, last,
+                                             partial.data<A>() + chunkBase,
+                                             sums.data<A>());
+      first = last;
     }
-    Tensor y = c.empty(inputs.front().dtype(), {});
-    sumSquaresTotalKernel<T><<<1, 1, 0, c.stream>>>(sums.data<A>(), count,
-                                                    y.data<T>());
+    Tensor y = c.empty(result, {});
+    sumSquaresTotalKernel<R><<<1, 1, 0, c.stream>>>(sums.data<A>(), count,
+                                                    y.data<R>());
     GLIMMER_CUDA_LAUNCHED(op);
     return y;
   });

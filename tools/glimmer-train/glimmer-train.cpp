@@ -70,6 +70,12 @@ static cl::opt<std::string> ppSplit(
              "after the first, e.g. layers.4,layers.8 (default: balanced by "
              "cost)"),
     cl::value_desc("layers"), cl::cat(trainCategory));
+static cl::opt<int64_t> rematMinElements(
+    "remat-min-elements", cl::init(65536),
+    cl::desc("Recompute in the backward, instead of keeping, forward values "
+             "of at least this many elements that are cheap to compute again "
+             "(elementwise, index ops, RMS norm); negative: keep all"),
+    cl::value_desc("n"), cl::cat(trainCategory));
 static cl::opt<bool> forwardOnly(
     "forward-only", cl::init(false),
     cl::desc("Run the forward pass once and report the loss"),
@@ -230,6 +236,7 @@ int main(int argc, char **argv) {
   }
   options.tpPlan = tpPlan;
   options.ppSplit = ppSplit;
+  options.rematMinElements = rematMinElements;
   options.optimizer.optimizer = optimizer;
   options.optimizer.lr = lr;
   options.optimizer.beta1 = beta1;

@@ -55,6 +55,10 @@ struct DriverOptions {
   std::string ppSplit;
   /// Build @grad_step and @apply_step besides @forward.
   bool train = false;
+  /// Training: forward values of at least this many elements that are cheap
+  /// to compute again are recomputed in the backward instead of kept
+  /// (glimmer-rematerialize); negative: none are.
+  int64_t rematMinElements = 65536;
   OptimizerOptions optimizer;
   /// Where generated sources, compiled programs and exported weights go.
   std::string cacheDir;

@@ -436,7 +436,10 @@ LogicalResult FunctionLowering::lower(Operation *op) {
         for (Value v : ss.getInputs())
           list.operand(map(v));
         Value inputs = list.build(listType)[0];
-        Value result = call("sumSquares").operand(inputs).build(tensorType)[0];
+        Value result = call("sumSquares")
+                           .operand(inputs)
+                           .dtype(typeOf(ss.getOutput()).getElementType())
+                           .build(tensorType)[0];
         call("release").operand(inputs).build({});
         bind(op, result);
         return success();

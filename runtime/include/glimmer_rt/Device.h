@@ -71,6 +71,22 @@ bool builtWithCuda();
 /// `cudnn-nondeterministic`: on, with that backward, see below).
 void setCudnnAttention(bool on);
 bool cudnnAttentionEnabled();
+/// What GLIMMER_CUDA_ATTENTION asks for: nothing (unset), cuDNN (with
+/// either backward or a forced one), or one of the runtime's own kernels.
+enum class AttentionOverride {
+  None,
+  Cudnn,
+  CudnnDeterministic,
+  CudnnNondeterministic,
+  Mma,
+  Simt,
+};
+/// The override named by `value` (null: None); any other name throws a
+/// RuntimeError that lists the accepted ones.
+AttentionOverride parseAttentionOverride(const char *value);
+/// parseAttentionOverride of the environment's GLIMMER_CUDA_ATTENTION, read
+/// once per process (the one place that reads it).
+AttentionOverride attentionOverride();
 /// Which cuDNN attention backward runs: 1, its deterministic algorithm (the
 /// same bits every run, GLIMMER_CUDA_ATTENTION=cudnn-deterministic); 0, the
 /// non-deterministic one, which accumulates dQ with atomics in a workspace

@@ -71,10 +71,11 @@ Tensor convert(const Tensor &x, DType dtype);
 /// `dims` sorted and unique; with keepDims the reduced dims stay as 1.
 Tensor reduce(Reduction kind, const Tensor &x, const std::vector<int64_t> &dims,
               bool keepDims);
-/// sum_k sum_i inputs[k][i]^2 as a scalar of the inputs' (shared,
-/// floating-point) type: each input's squares summed in the compute type in
-/// an order fixed by its shape, then the inputs' sums added in order.
-Tensor sumSquares(const std::vector<Tensor> &inputs);
+/// sum_k sum_i inputs[k][i]^2 as a scalar of the floating-point type
+/// `result`: each input's squares summed in the compute type in an order
+/// fixed by its shape, then the inputs' sums added in order. Each input is
+/// of the `result` type, or bf16 under an f32 result (widened exactly).
+Tensor sumSquares(const std::vector<Tensor> &inputs, DType result);
 Tensor cumsum(const Tensor &x, int64_t dim);
 Tensor softmax(const Tensor &x, int64_t dim);
 Tensor softmaxGrad(const Tensor &grad, const Tensor &y, int64_t dim);
@@ -162,7 +163,8 @@ std::tuple<Tensor, Tensor> conv2dGrad(const Tensor &grad, const Tensor &x,
 
 // Optimizers (torch.optim semantics). step: 0-d I64, 1-based. gradScale,
 // when defined, is a 0-d tensor of the param's type that multiplies grad
-// first (gradient clipping's coefficient), rounded as a separate mul.
+// first (gradient clipping's coefficient), rounded as a separate mul. grad
+// has the param's type, or is bf16 for an f32 param (widened exactly).
 /// (param, exp_avg, exp_avg_sq)
 std::tuple<Tensor, Tensor, Tensor>
 adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,

@@ -660,11 +660,31 @@ func.func @conv2d_grad_padding_count(%dy: tensor<2x32x4x4xf32>, %img: tensor<2x3
 
 // -----
 
+// The gradient has the parameter's shape ...
+func.func @adamw_grad_other_shape(%p: tensor<16xf32>, %g: tensor<8xf32>, %step: tensor<i64>) -> tensor<16xf32> {
+  // expected-error @+1 {{'glimmer.adamw_update' op expects grad of the param's type 'tensor<16xf32>' (or in bf16 for an f32 param), got 'tensor<8xf32>'}}
+  %p1, %m1, %v1 = glimmer.adamw_update %p, %g, %p, %p, %step lr = 1.0e-03
+      beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<8xf32>, tensor<i64>
+  return %p1 : tensor<16xf32>
+}
+
+// -----
+
+// ... and its type, or bf16 under an f32 parameter only (an f32 gradient of
+// a bf16 parameter would be narrowed).
+func.func @sgd_grad_wider_than_param(%p: tensor<16xbf16>, %g: tensor<16xf32>) -> tensor<16xbf16> {
+  // expected-error @+1 {{'glimmer.sgd_update' op expects grad of the param's type 'tensor<16xbf16>' (or in bf16 for an f32 param), got 'tensor<16xf32>'}}
+  %p1 = glimmer.sgd_update %p, %g lr = 0.1 weight_decay = 0.0 : tensor<16xbf16>, tensor<16xf32>
+  return %p1 : tensor<16xbf16>
+}
+
+// -----
+
 // grad_scale is one scalar, not a tensor of scales.
 func.func @adamw_grad_scale_not_scalar(%p: tensor<16xf32>, %step: tensor<i64>, %s: tensor<16xf32>) -> tensor<16xf32> {
   // expected-error @+1 {{'glimmer.adamw_update' op expects grad_scale of type 'tensor<f32>', got 'tensor<16xf32>'}}
   %p1, %m1, %v1 = glimmer.adamw_update %p, %p, %p, %p, %step grad_scale(%s : tensor<16xf32>) lr = 1.0e-03
-      beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<i64>
+      beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<16xf32>, tensor<i64>
   return %p1 : tensor<16xf32>
 }
 
@@ -674,7 +694,7 @@ func.func @adamw_grad_scale_not_scalar(%p: tensor<16xf32>, %step: tensor<i64>, %
 // bf16 parameter is converted first).
 func.func @sgd_grad_scale_other_type(%p: tensor<16xbf16>, %s: tensor<f32>) -> tensor<16xbf16> {
   // expected-error @+1 {{'glimmer.sgd_update' op expects grad_scale of type 'tensor<bf16>', got 'tensor<f32>'}}
-  %p1 = glimmer.sgd_update %p, %p grad_scale(%s : tensor<f32>) lr = 0.1 weight_decay = 0.0 : tensor<16xbf16>
+  %p1 = glimmer.sgd_update %p, %p grad_scale(%s : tensor<f32>) lr = 0.1 weight_decay = 0.0 : tensor<16xbf16>, tensor<16xbf16>
   return %p1 : tensor<16xbf16>
 }
 
@@ -684,7 +704,7 @@ func.func @sgd_grad_scale_other_type(%p: tensor<16xbf16>, %s: tensor<f32>) -> te
 func.func @adamw_step_not_scalar(%p: tensor<16xf32>, %step: tensor<1xi64>) -> tensor<16xf32> {
   // expected-error @+1 {{'glimmer.adamw_update' op expects a scalar (rank-0) step}}
   %p1, %m1, %v1 = glimmer.adamw_update %p, %p, %p, %p, %step lr = 1.0e-03
-      beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<1xi64>
+      beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<16xf32>, tensor<1xi64>
   return %p1 : tensor<16xf32>
 }
 
@@ -694,7 +714,7 @@ func.func @adamw_step_not_scalar(%p: tensor<16xf32>, %step: tensor<1xi64>) -> te
 func.func @adamw_step_element_type(%p: tensor<16xf32>, %step: tensor<f32>) -> tensor<16xf32> {
   // expected-error @+1 {{'glimmer.adamw_update' op operand #4 must be statically shaped tensor of 64-bit signless integer values, but got 'tensor<f32>'}}
   %p1, %m1, %v1 = glimmer.adamw_update %p, %p, %p, %p, %step lr = 1.0e-03
-      beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<f32>
+      beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<16xf32>, tensor<f32>
   return %p1 : tensor<16xf32>
 }
 
@@ -704,7 +724,7 @@ func.func @adamw_step_element_type(%p: tensor<16xf32>, %step: tensor<f32>) -> te
 func.func @adamw_beta1_one(%p: tensor<16xf32>, %step: tensor<i64>) -> tensor<16xf32> {
   // expected-error @+1 {{'glimmer.adamw_update' op expects beta1 in [0, 1), got 1}}
   %p1, %m1, %v1 = glimmer.adamw_update %p, %p, %p, %p, %step lr = 1.0e-03
-      beta1 = 1.0 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<i64>
+      beta1 = 1.0 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<16xf32>, tensor<i64>
   return %p1 : tensor<16xf32>
 }
 
@@ -714,7 +734,7 @@ func.func @adamw_beta1_one(%p: tensor<16xf32>, %step: tensor<i64>) -> tensor<16x
 func.func @adamw_beta2_negative(%p: tensor<16xf32>, %step: tensor<i64>) -> tensor<16xf32> {
   // expected-error @+1 {{'glimmer.adamw_update' op expects beta2 in [0, 1), got -5.000000e-01}}
   %p1, %m1, %v1 = glimmer.adamw_update %p, %p, %p, %p, %step lr = 1.0e-03
-      beta1 = 0.9 beta2 = -0.5 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<i64>
+      beta1 = 0.9 beta2 = -0.5 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<16xf32>, tensor<i64>
   return %p1 : tensor<16xf32>
 }
 
@@ -724,7 +744,7 @@ func.func @adamw_beta2_negative(%p: tensor<16xf32>, %step: tensor<i64>) -> tenso
 func.func @adamw_zero_eps(%p: tensor<16xf32>, %step: tensor<i64>) -> tensor<16xf32> {
   // expected-error @+1 {{'glimmer.adamw_update' op expects eps > 0, got 0}}
   %p1, %m1, %v1 = glimmer.adamw_update %p, %p, %p, %p, %step lr = 1.0e-03
-      beta1 = 0.9 beta2 = 0.999 eps = 0.0 weight_decay = 0.01 : tensor<16xf32>, tensor<i64>
+      beta1 = 0.9 beta2 = 0.999 eps = 0.0 weight_decay = 0.01 : tensor<16xf32>, tensor<16xf32>, tensor<i64>
   return %p1 : tensor<16xf32>
 }
 
@@ -734,7 +754,7 @@ func.func @adamw_zero_eps(%p: tensor<16xf32>, %step: tensor<i64>) -> tensor<16xf
 func.func @adamw_negative_lr(%p: tensor<16xf32>, %step: tensor<i64>) -> tensor<16xf32> {
   // expected-error @+1 {{'glimmer.adamw_update' op expects lr >= 0, got -1.000000e-03}}
   %p1, %m1, %v1 = glimmer.adamw_update %p, %p, %p, %p, %step lr = -1.0e-03
-      beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<i64>
+      beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<16xf32>, tensor<i64>
   return %p1 : tensor<16xf32>
 }
 
@@ -744,7 +764,7 @@ func.func @adamw_negative_lr(%p: tensor<16xf32>, %step: tensor<i64>) -> tensor<1
 func.func @adamw_negative_weight_decay(%p: tensor<16xf32>, %step: tensor<i64>) -> tensor<16xf32> {
   // expected-error @+1 {{'glimmer.adamw_update' op expects weight_decay >= 0, got -1.000000e-02}}
   %p1, %m1, %v1 = glimmer.adamw_update %p, %p, %p, %p, %step lr = 1.0e-03
-      beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = -0.01 : tensor<16xf32>, tensor<i64>
+      beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = -0.01 : tensor<16xf32>, tensor<16xf32>, tensor<i64>
   return %p1 : tensor<16xf32>
 }
 
@@ -752,7 +772,7 @@ func.func @adamw_negative_weight_decay(%p: tensor<16xf32>, %step: tensor<i64>) -
 
 // Parameter and moments share one type (ODS AllTypesMatch).
 func.func @adamw_moment_type(%p: tensor<16xf32>, %m: tensor<16xbf16>, %step: tensor<i64>) -> tensor<16xf32> {
-  // expected-error @+1 {{'glimmer.adamw_update' op failed to verify that all of {param, grad, exp_avg, exp_avg_sq, new_param, new_exp_avg, new_exp_avg_sq} have same type}}
+  // expected-error @+1 {{'glimmer.adamw_update' op failed to verify that all of {param, exp_avg, exp_avg_sq, new_param, new_exp_avg, new_exp_avg_sq} have same type}}
   %p1, %m1, %v1 = "glimmer.adamw_update"(%p, %p, %m, %p, %step) <{beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-08 : f64, lr = 1.0e-03 : f64, weight_decay = 0.0 : f64}>
       : (tensor<16xf32>, tensor<16xf32>, tensor<16xbf16>, tensor<16xf32>, tensor<i64>) -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
   return %p1 : tensor<16xf32>
@@ -763,7 +783,7 @@ func.func @adamw_moment_type(%p: tensor<16xf32>, %m: tensor<16xbf16>, %step: ten
 // A negative SGD learning rate.
 func.func @sgd_negative_lr(%p: tensor<16xf32>) -> tensor<16xf32> {
   // expected-error @+1 {{'glimmer.sgd_update' op expects lr >= 0, got -1.000000e-01}}
-  %0 = glimmer.sgd_update %p, %p lr = -0.1 weight_decay = 0.0 : tensor<16xf32>
+  %0 = glimmer.sgd_update %p, %p lr = -0.1 weight_decay = 0.0 : tensor<16xf32>, tensor<16xf32>
   return %0 : tensor<16xf32>
 }
 
@@ -772,6 +792,6 @@ func.func @sgd_negative_lr(%p: tensor<16xf32>) -> tensor<16xf32> {
 // A NaN weight decay is rejected.
 func.func @sgd_nan_weight_decay(%p: tensor<16xf32>) -> tensor<16xf32> {
   // expected-error @+1 {{'glimmer.sgd_update' op expects weight_decay >= 0, got nan}}
-  %0 = glimmer.sgd_update %p, %p lr = 0.1 weight_decay = 0x7FF8000000000000 : tensor<16xf32>
+  %0 = glimmer.sgd_update %p, %p lr = 0.1 weight_decay = 0x7FF8000000000000 : tensor<16xf32>, tensor<16xf32>
   return %0 : tensor<16xf32>
 }

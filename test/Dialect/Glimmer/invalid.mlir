@@ -153,11 +153,21 @@ func.func @sum_squares_no_inputs() -> tensor<f32> {
 
 // -----
 
-// sum_squares' inputs share one element type.
+// sum_squares' inputs have the result's element type (an f64 input is not
+// narrowed into an f32 sum) ...
 func.func @sum_squares_mixed_types(%a: tensor<2xf32>, %b: tensor<2xf64>) -> tensor<f32> {
-  // expected-error @+1 {{'glimmer.sum_squares' op input #1 of type 'tensor<2xf64>' does not have input #0's element type 'f32'}}
+  // expected-error @+1 {{'glimmer.sum_squares' op input #1 of type 'tensor<2xf64>' is neither of the result's element type 'f32' nor bf16 under an f32 result}}
   %0 = glimmer.sum_squares %a, %b : tensor<2xf32>, tensor<2xf64> -> tensor<f32>
   return %0 : tensor<f32>
+}
+
+// -----
+
+// ... or are bf16 under an f32 result only (not under f64).
+func.func @sum_squares_bf16_into_f64(%a: tensor<2xbf16>) -> tensor<f64> {
+  // expected-error @+1 {{'glimmer.sum_squares' op input #0 of type 'tensor<2xbf16>' is neither of the result's element type 'f64' nor bf16 under an f32 result}}
+  %0 = glimmer.sum_squares %a : tensor<2xbf16> -> tensor<f64>
+  return %0 : tensor<f64>
 }
 
 // -----
@@ -171,9 +181,9 @@ func.func @sum_squares_not_scalar(%a: tensor<2xf32>) -> tensor<1xf32> {
 
 // -----
 
-// ... of the inputs' element type.
+// ... of the inputs' element type (or f32 for bf16 inputs).
 func.func @sum_squares_result_type(%a: tensor<2xf32>) -> tensor<f64> {
-  // expected-error @+1 {{'glimmer.sum_squares' op expects inputs and result to have the same element type, got 'f32' and 'f64'}}
+  // expected-error @+1 {{'glimmer.sum_squares' op input #0 of type 'tensor<2xf32>' is neither of the result's element type 'f64' nor bf16 under an f32 result}}
   %0 = glimmer.sum_squares %a : tensor<2xf32> -> tensor<f64>
   return %0 : tensor<f64>
 }

@@ -318,11 +318,11 @@ func.func @conv2d_grad(%dy: tensor<2x32x4x4xf32>, %img: tensor<2x3x16x16xf32>, %
 
 // adamw_update; f64 hyper-parameters print exactly (0.999 needs 17 digits).
 // CHECK-LABEL: func.func @adamw_update
-// CHECK: %{{.*}}, %{{.*}}, %{{.*}} = glimmer.adamw_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lr = 1.000000e-03 beta1 = 9.000000e-01 beta2 = 0.99899999999999999 eps = 1.000000e-08 weight_decay = 1.000000e-02 : tensor<16xf32>, tensor<i64>
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}} = glimmer.adamw_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lr = 1.000000e-03 beta1 = 9.000000e-01 beta2 = 0.99899999999999999 eps = 1.000000e-08 weight_decay = 1.000000e-02 : tensor<16xf32>, tensor<16xf32>, tensor<i64>
 func.func @adamw_update(%p: tensor<16xf32>, %g: tensor<16xf32>, %m: tensor<16xf32>, %v: tensor<16xf32>, %step: tensor<i64>)
     -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) {
   %p1, %m1, %v1 = glimmer.adamw_update %p, %g, %m, %v, %step lr = 1.0e-03
-      beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<i64>
+      beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<16xf32>, tensor<i64>
   return %p1, %m1, %v1 : tensor<16xf32>, tensor<16xf32>, tensor<16xf32>
 }
 
@@ -334,8 +334,22 @@ func.func @adamw_update(%p: tensor<16xf32>, %g: tensor<16xf32>, %m: tensor<16xf3
 // CHECK: glimmer.sgd_update %{{.*}}, %{{.*}} grad_scale(%{{.*}} : tensor<f32>) lr = 1.000000e-01
 func.func @optimizers_grad_scale(%p: tensor<16xf32>, %step: tensor<i64>, %s: tensor<f32>) -> (tensor<16xf32>, tensor<16xf32>) {
   %p1, %m1, %v1 = glimmer.adamw_update %p, %p, %p, %p, %step grad_scale(%s : tensor<f32>) lr = 1.0e-03
-      beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<i64>
-  %p2 = glimmer.sgd_update %p, %p grad_scale(%s : tensor<f32>) lr = 0.1 weight_decay = 0.0 : tensor<16xf32>
+      beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<16xf32>, tensor<i64>
+  %p2 = glimmer.sgd_update %p, %p grad_scale(%s : tensor<f32>) lr = 0.1 weight_decay = 0.0 : tensor<16xf32>, tensor<16xf32>
+  return %p1, %p2 : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// The optimizers with a bf16 gradient of an f32 parameter (widened inside
+// the update).
+// CHECK-LABEL: func.func @optimizers_bf16_grad
+// CHECK: glimmer.adamw_update {{.*}} : tensor<16xf32>, tensor<16xbf16>, tensor<i64>
+// CHECK: glimmer.sgd_update {{.*}} : tensor<16xf32>, tensor<16xbf16>
+func.func @optimizers_bf16_grad(%p: tensor<16xf32>, %g: tensor<16xbf16>, %step: tensor<i64>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %p1, %m1, %v1 = glimmer.adamw_update %p, %g, %p, %p, %step lr = 1.0e-03
+      beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<16xbf16>, tensor<i64>
+  %p2 = glimmer.sgd_update %p, %g lr = 0.1 weight_decay = 0.0 : tensor<16xf32>, tensor<16xbf16>
   return %p1, %p2 : tensor<16xf32>, tensor<16xf32>
 }
 
@@ -343,10 +357,10 @@ func.func @optimizers_grad_scale(%p: tensor<16xf32>, %step: tensor<i64>, %s: ten
 
 // adamw_update edge values: beta1 = 0, lr = 0 and no weight decay.
 // CHECK-LABEL: func.func @adamw_update_zero_edges
-// CHECK: glimmer.adamw_update {{.*}} lr = 0.000000e+00 beta1 = 0.000000e+00 beta2 = 0.000000e+00 eps = 1.000000e+00 weight_decay = 0.000000e+00 : tensor<4x4xbf16>, tensor<i64>
+// CHECK: glimmer.adamw_update {{.*}} lr = 0.000000e+00 beta1 = 0.000000e+00 beta2 = 0.000000e+00 eps = 1.000000e+00 weight_decay = 0.000000e+00 : tensor<4x4xbf16>, tensor<4x4xbf16>, tensor<i64>
 func.func @adamw_update_zero_edges(%p: tensor<4x4xbf16>, %step: tensor<i64>) -> tensor<4x4xbf16> {
   %p1, %m1, %v1 = glimmer.adamw_update %p, %p, %p, %p, %step lr = 0.0
-      beta1 = 0.0 beta2 = 0.0 eps = 1.0 weight_decay = 0.0 : tensor<4x4xbf16>, tensor<i64>
+      beta1 = 0.0 beta2 = 0.0 eps = 1.0 weight_decay = 0.0 : tensor<4x4xbf16>, tensor<4x4xbf16>, tensor<i64>
   return %p1 : tensor<4x4xbf16>
 }
 
@@ -354,10 +368,10 @@ func.func @adamw_update_zero_edges(%p: tensor<4x4xbf16>, %step: tensor<i64>) -> 
 
 // sgd_update: plain step without weight decay, and with weight decay.
 // CHECK-LABEL: func.func @sgd_update
-// CHECK: glimmer.sgd_update %{{.*}}, %{{.*}} lr = 1.000000e-01 weight_decay = 0.000000e+00 : tensor<16xf32>
-// CHECK: glimmer.sgd_update %{{.*}}, %{{.*}} lr = 1.000000e-01 weight_decay = 5.000000e-01 : tensor<16xf32>
+// CHECK: glimmer.sgd_update %{{.*}}, %{{.*}} lr = 1.000000e-01 weight_decay = 0.000000e+00 : tensor<16xf32>, tensor<16xf32>
+// CHECK: glimmer.sgd_update %{{.*}}, %{{.*}} lr = 1.000000e-01 weight_decay = 5.000000e-01 : tensor<16xf32>, tensor<16xf32>
 func.func @sgd_update(%p: tensor<16xf32>, %g: tensor<16xf32>) -> tensor<16xf32> {
-  %p1 = glimmer.sgd_update %p, %g lr = 0.1 weight_decay = 0.0 : tensor<16xf32>
-  %p2 = glimmer.sgd_update %p1, %g lr = 0.1 weight_decay = 0.5 : tensor<16xf32>
+  %p1 = glimmer.sgd_update %p, %g lr = 0.1 weight_decay = 0.0 : tensor<16xf32>, tensor<16xf32>
+  %p2 = glimmer.sgd_update %p1, %g lr = 0.1 weight_decay = 0.5 : tensor<16xf32>, tensor<16xf32>
   return %p2 : tensor<16xf32>
 }

@@ -278,15 +278,17 @@ func.func @reduce(%arg0: tensor<2x8xf32>, %arg1: tensor<2x8xi64>, %arg2: tensor<
 
 // -----
 
-// sum_squares of tensors of different shapes (a scalar among them) and of a
-// single bf16 tensor.
+// sum_squares of tensors of different shapes (a scalar among them), of a
+// single bf16 tensor, and of bf16 among f32 inputs under an f32 result.
 // CHECK-LABEL: func.func @sum_squares
 // CHECK: glimmer.sum_squares %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x8xf32>, tensor<f32>, tensor<3xf32> -> tensor<f32>
 // CHECK: glimmer.sum_squares %{{.*}} : tensor<4xbf16> -> tensor<bf16>
-func.func @sum_squares(%a: tensor<2x8xf32>, %b: tensor<f32>, %c: tensor<3xf32>, %d: tensor<4xbf16>) -> (tensor<f32>, tensor<bf16>) {
+// CHECK: glimmer.sum_squares %{{.*}}, %{{.*}} : tensor<4xbf16>, tensor<3xf32> -> tensor<f32>
+func.func @sum_squares(%a: tensor<2x8xf32>, %b: tensor<f32>, %c: tensor<3xf32>, %d: tensor<4xbf16>) -> (tensor<f32>, tensor<bf16>, tensor<f32>) {
   %0 = glimmer.sum_squares %a, %b, %c : tensor<2x8xf32>, tensor<f32>, tensor<3xf32> -> tensor<f32>
   %1 = glimmer.sum_squares %d : tensor<4xbf16> -> tensor<bf16>
-  return %0, %1 : tensor<f32>, tensor<bf16>
+  %2 = glimmer.sum_squares %d, %c : tensor<4xbf16>, tensor<3xf32> -> tensor<f32>
+  return %0, %1, %2 : tensor<f32>, tensor<bf16>, tensor<f32>
 }
 
 // -----

@@ -318,18 +318,21 @@ LogicalResult MicrobatchSliceOp::verify() {
   return checkShape(*this, getOutput(), "result", expected);
 }
 
+/// Whether a value of element type `narrow` widens exactly into `wide` in
+/// the optimizer and sum_squares (bf16 into f32), besides equal types.
+static bool widensInto(Type narrow, Type wide) {
+  return narrow == wide || (narrow.isBF16() && wide.isF32());
+}
+
 LogicalResult SumSquaresOp::verify() {
   if (getInputs().empty())
     return emitOpError() << "expects at least one input";
-  RankedTensorType first = tensorType(getInputs().front());
+  Type result = tensorType(getOutput()).getElementType();
   for (auto [i, v] : llvm::enumerate(getInputs()))
-    if (tensorType(v).getElementType() != first.getElementType())
+    if (!widensInto(tensorType(v).getElementType(), result))
       return emitOpError() << "input #" << i << " of type " << v.getType()
-                           << " does not have input #0's element type "
-                           << first.getElementType();
-  if (failed(checkSameElementType(*this, getInputs().front(), "inputs",
-                                  getOutput(), "result")))
-    return failure();
+                           << " is neither of the result's element type "
+                           << result << " nor bf16 under an f32 result";
   return checkShape(*this, getOutput(), "result", {});
 }
 
@@ -732,10 +735,23 @@ static LogicalResult checkGradScale(Operation *op, Value scale, Value param) {
   return checkType(op, scale, "grad_scale", RankedTensorType::get({}, elem));
 }
 
+/// An optimizer's grad: the parameter's shape, in its element type or in
+/// one that widens exactly into it.
+static LogicalResult checkOptimizerGrad(Operation *op, Value grad,
+                                        Value param) {
+  RankedTensorType g = tensorType(grad), p = tensorType(param);
+  if (g.getShape() == p.getShape() &&
+      widensInto(g.getElementType(), p.getElementType()))
+    return success();
+  return op->emitOpError() << "expects grad of the param's type " << p
+                           << " (or in bf16 for an f32 param), got " << g;
+}
+
 LogicalResult AdamWUpdateOp::verify() {
   if (tensorType(getStep()).getRank() != 0)
     return emitOpError() << "expects a scalar (rank-0) step";
-  if (failed(checkGradScale(*this, getGradScale(), getParam())))
+  if (failed(checkOptimizerGrad(*this, getGrad(), getParam())) ||
+      failed(checkGradScale(*this, getGradScale(), getParam())))
     return failure();
   for (auto [name, beta] : {std::pair{"beta1", getBeta1()},
                             std::pair{"beta2", getBeta2()}}) {
@@ -751,7 +767,8 @@ LogicalResult AdamWUpdateOp::verify() {
 }
 
 LogicalResult SgdUpdateOp::verify() {
-  if (failed(checkGradScale(*this, getGradScale(), getParam())) ||
+  if (failed(checkOptimizerGrad(*this, getGrad(), getParam())) ||
+      failed(checkGradScale(*this, getGradScale(), getParam())) ||
       failed(checkNonNegative(*this, "lr", getLr().convertToDouble())))
     return failure();
   return checkNonNegative(*this, "weight_decay",

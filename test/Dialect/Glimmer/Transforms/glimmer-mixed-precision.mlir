@@ -41,7 +41,7 @@
 // AD: return %{{.*}}, %[[DEF]], %{{.*}}, %[[DWF]] : tensor<f32>, tensor<16x8xf32>, tensor<8xf32>, tensor<8x8xf32>
 // AD-LABEL: func.func @apply_step
 // AD-NOT: bf16
-// AD: glimmer.adamw_update {{.*}} : tensor<16x8xf32>, tensor<i64>
+// AD: glimmer.adamw_update {{.*}} : tensor<16x8xf32>, tensor<16x8xf32>, tensor<i64>
 // AD-NOT: bf16
 // AD: return
 module {

@@ -23,7 +23,7 @@ func.func @rule_elementwise(%a: tensor<2x8x1xf32>, %c: tensor<2x8x1xi1>) -> tens
 // CHECK-LABEL: func.func @rule_adamw_update
 // CHECK: glimmer.adamw_update {{.*}}glimmer.sharding_rule = "([i, j], [i, j], [i, j], [i, j], []) -> ([i, j], [i, j], [i, j]) {i=8, j=4}"
 func.func @rule_adamw_update(%p: tensor<8x4xf32>, %g: tensor<8x4xf32>, %m: tensor<8x4xf32>, %v: tensor<8x4xf32>, %step: tensor<i64>) -> tensor<8x4xf32> {
-  %0:3 = glimmer.adamw_update %p, %g, %m, %v, %step lr = 1.0e-3 beta1 = 0.9 beta2 = 0.999 eps = 1.0e-8 weight_decay = 0.01 : tensor<8x4xf32>, tensor<i64>
+  %0:3 = glimmer.adamw_update %p, %g, %m, %v, %step lr = 1.0e-3 beta1 = 0.9 beta2 = 0.999 eps = 1.0e-8 weight_decay = 0.01 : tensor<8x4xf32>, tensor<8x4xf32>, tensor<i64>
   return %0#0 : tensor<8x4xf32>
 }
 

@@ -214,14 +214,19 @@ def Glimmer_SumSquaresOp : Glimmer_Op<"sum_squares", [DeclareOpInterfaceMethods<
     then the inputs' sums added in operand order. Gradient clipping's
     squared global norm is one `sum_squares` over the gradients (on a GPU,
     two kernel launches per 64 inputs and one more, instead of a multiply
-    and a reduction per gradient). The inputs share one floating-point
-    element type, which the scalar result has.
+    and a reduction per gradient). Each input has the scalar result's
+    floating-point element type, or is bf16 under an f32 result: such an
+    input is widened exactly and summed as the f32 tensor of the same
+    values would be (the bf16 gradients of parameters that the forward
+    converts to bf16, see `glimmer-narrow-gradients`).
 
     ```mlir
     // Before: %sq0 = glimmer.mul %g0, %g0 ... %s0 = glimmer.reduce sum %sq0 ...
     //         %s1 = ... %total = glimmer.add %s0, %s1 : tensor<f32>
     %total = glimmer.sum_squares %g0, %g1
         : tensor<16x8xf32>, tensor<8xf32> -> tensor<f32>
+    %mixed = glimmer.sum_squares %g0, %h1
+        : tensor<16x8xf32>, tensor<8xbf16> -> tensor<f32>
     ```
   }];
   let arguments = (ins Variadic<Glimmer_FloatTensor>:$inputs);
@@ -770,7 +775,7 @@ def Glimmer_Conv2dGradOp : Glimmer_Op<"conv2d_grad",
 //===----------------------------------------------------------------------===//
 
 def Glimmer_AdamWUpdateOp : Glimmer_Op<"adamw_update",
-    [Glimmer_ShardingRuleOpInterface, Pure, AllTypesMatch<["param", "grad", "exp_avg", "exp_avg_sq",
+    [Glimmer_ShardingRuleOpInterface, Pure, AllTypesMatch<["param", "exp_avg", "exp_avg_sq",
                           "new_param", "new_exp_avg", "new_exp_avg_sq"]>]> {
   let summary = "One AdamW step (torch.optim.AdamW semantics)";
   let description = [{
@@ -780,12 +785,17 @@ def Glimmer_AdamWUpdateOp : Glimmer_Op<"adamw_update",
     scalar of the parameter's type: gradient clipping's coefficient) the
     update uses `grad * grad_scale`, rounded to the parameter's type as a
     separate multiply would, without materializing the scaled gradient.
+    `grad` has the parameter's type, or its shape in bf16 for an f32
+    parameter: it is widened exactly, so the update is that of the f32
+    gradient of the same values, without an f32 copy of it.
 
     ```mlir
     %p1, %m1, %v1 = glimmer.adamw_update %p, %g, %m, %v, %step lr = 1.0e-03
-        beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<i64>
+        beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<16xf32>, tensor<i64>
+    %p3, %m3, %v3 = glimmer.adamw_update %p, %h, %m, %v, %step lr = 1.0e-03
+        beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<16xbf16>, tensor<i64>
     %p2, %m2, %v2 = glimmer.adamw_update %p, %g, %m, %v, %step grad_scale(%coef : tensor<f32>)
-        lr = 1.0e-03 beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<i64>
+        lr = 1.0e-03 beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : tensor<16xf32>, tensor<16xf32>, tensor<i64>
     ```
   }];
   let arguments = (ins Glimmer_FloatTensor:$param, Glimmer_FloatTensor:$grad,
@@ -797,26 +807,27 @@ def Glimmer_AdamWUpdateOp : Glimmer_Op<"adamw_update",
   let results = (outs Glimmer_FloatTensor:$new_param,
                       Glimmer_FloatTensor:$new_exp_avg,
                       Glimmer_FloatTensor:$new_exp_avg_sq);
-  let assemblyFormat = "$param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $step (`grad_scale` `(` $grad_scale^ `:` type($grad_scale) `)`)? `lr` `=` $lr `beta1` `=` $beta1 `beta2` `=` $beta2 `eps` `=` $eps `weight_decay` `=` $weight_decay attr-dict `:` type($param) `,` type($step)";
+  let assemblyFormat = "$param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $step (`grad_scale` `(` $grad_scale^ `:` type($grad_scale) `)`)? `lr` `=` $lr `beta1` `=` $beta1 `beta2` `=` $beta2 `eps` `=` $eps `weight_decay` `=` $weight_decay attr-dict `:` type($param) `,` type($grad) `,` type($step)";
   let hasVerifier = 1;
 }
 
 def Glimmer_SgdUpdateOp : Glimmer_Op<"sgd_update",
-    [Glimmer_ShardingRuleOpInterface, Pure, AllTypesMatch<["param", "grad", "new_param"]>]> {
+    [Glimmer_ShardingRuleOpInterface, Pure, AllTypesMatch<["param", "new_param"]>]> {
   let summary = "One SGD step (torch.optim.SGD semantics, no momentum)";
   let description = [{
     `param - lr * (grad + weight_decay * param)`; with `grad_scale`, `grad`
-    is first multiplied by it (as in `glimmer.adamw_update`).
+    is first multiplied by it (as in `glimmer.adamw_update`); `grad` may be
+    bf16 for an f32 `param`, as there.
 
     ```mlir
-    %p1 = glimmer.sgd_update %p, %g lr = 0.1 weight_decay = 0.0 : tensor<16xf32>
+    %p1 = glimmer.sgd_update %p, %g lr = 0.1 weight_decay = 0.0 : tensor<16xf32>, tensor<16xf32>
     ```
   }];
   let arguments = (ins Glimmer_FloatTensor:$param, Glimmer_FloatTensor:$grad,
                        Optional<Glimmer_FloatTensor>:$grad_scale,
                        F64Attr:$lr, F64Attr:$weight_decay);
   let results = (outs Glimmer_FloatTensor:$new_param);
-  let assemblyFormat = "$param `,` $grad (`grad_scale` `(` $grad_scale^ `:` type($grad_scale) `)`)? `lr` `=` $lr `weight_decay` `=` $weight_decay attr-dict `:` type($param)";
+  let assemblyFormat = "$param `,` $grad (`grad_scale` `(` $grad_scale^ `:` type($grad_scale) `)`)? `lr` `=` $lr `weight_decay` `=` $weight_decay attr-dict `:` type($param) `,` type($grad)";
   let hasVerifier = 1;
 }
 

@@ -549,6 +549,105 @@ def GlimmerReducePartials : Pass<"glimmer-reduce-partials", "::mlir::ModuleOp"> 
   let dependentDialects = ["::glimmer::GlimmerDialect"];
 }
 
+def GlimmerNarrowGradients
+    : Pass<"glimmer-narrow-gradients", "::mlir::ModuleOp"> {
+  let summary = "Passes bf16 gradients to the optimizer without an f32 copy";
+  let description = [{
+    Runs after autodiff (and after `glimmer-reduce-partials`, so that every
+    reduction of a gradient stays in the type it had). Under mixed precision
+    a parameter is read through a `glimmer.convert` to bf16, so the last op
+    on its gradient in `@grad_step` converts the bf16 cotangent back to
+    f32. `glimmer.adamw_update`, `glimmer.sgd_update` and
+    `glimmer.sum_squares` widen a bf16 gradient exactly themselves, so that
+    convert is dropped: `@grad_step` returns the bf16 gradient and
+    `@apply_step` takes it, when every use of the argument there is one of
+    those. The update and the norm are the same bits; a kernel launch and
+    an f32 copy of the gradient (held from the backward to the update) are
+    saved. Programs whose micro-batches' gradients are summed between the
+    two functions (`microbatches > 1`, pipeline stages) are left as they
+    are.
+
+    Before:
+    ```mlir
+    func.func @grad_step(...) -> (tensor<f32>, tensor<8x8xf32> {glimmer.grad = "w"}) {
+      ...
+      %dwf = glimmer.convert %dw : tensor<8x8xbf16> to tensor<8x8xf32>
+      return %loss, %dwf : tensor<f32>, tensor<8x8xf32>
+    }
+    func.func @apply_step(%w: tensor<8x8xf32> {glimmer.param = "w"},
+                          %g: tensor<8x8xf32> {glimmer.grad = "w"}, ...) {
+      %n = glimmer.sum_squares %g : tensor<8x8xf32> -> tensor<f32>
+      %p, %m, %v = glimmer.adamw_update %w, %g, ... : tensor<8x8xf32>, tensor<8x8xf32>, tensor<i64>
+      ...
+    }
+    ```
+    After:
+    ```mlir
+    func.func @grad_step(...) -> (tensor<f32>, tensor<8x8xbf16> {glimmer.grad = "w"}) {
+      ...
+      return %loss, %dw : tensor<f32>, tensor<8x8xbf16>
+    }
+    func.func @apply_step(%w: tensor<8x8xf32> {glimmer.param = "w"},
+                          %g: tensor<8x8xbf16> {glimmer.grad = "w"}, ...) {
+      %n = glimmer.sum_squares %g : tensor<8x8xbf16> -> tensor<f32>
+      %p, %m, %v = glimmer.adamw_update %w, %g, ... : tensor<8x8xf32>, tensor<8x8xbf16>, tensor<i64>
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::glimmer::GlimmerDialect"];
+}
+
+def GlimmerRematerialize : Pass<"glimmer-rematerialize", "::mlir::ModuleOp"> {
+  let summary = "Recomputes cheap values where they are needed again";
+  let description = [{
+    Runs on the final rank-local functions, before fusion (training only;
+    no CSE may follow, it would merge the copies back). A training step
+    keeps forward values until the backward reads them; for a value that an
+    elementwise op, an index op or `glimmer.rms_norm` computes from values
+    the step keeps until then anyway, computing it again frees its buffer in
+    between (each norm's output, the attention layout's transposes, the
+    vision encoder's GELU). For each such op, over its uses in block order
+    (its definition first), the widest gap of at least `min-gap` ops is
+    found. When every operand is used at or after the use that ends the gap
+    (so no operand lives longer), or is itself such a value (a chain,
+    recomputed with it), and the recomputation reads no more bytes of
+    values of `min-elements` elements or more than it frees, a copy is
+    placed right before that use, which with every later use reads the
+    copy; an op whose uses all moved is erased (sunk to its first use).
+    The byte bound keeps a product of two activations (the SwiGLU product),
+    whose recomputation reads twice what it frees. A parameter's bf16 copy
+    stays (the GEMMs of both passes read it). The copy is the same op on
+    the same operands: results are bitwise unchanged.
+
+    Before (`min-gap=2`):
+    ```mlir
+    %n = glimmer.rms_norm %x, %w eps = 1.0e-05 : tensor<8x64xbf16>, tensor<64xbf16>
+    %q = glimmer.linear %n, %wq : ...
+    ... // the rest of the forward, and the backward up to:
+    %dwq = glimmer.matmul %dqT, %n : ...
+    %dx, %dw = glimmer.rms_norm_grad %dn, %x, %w eps = 1.0e-05 : ...
+    ```
+    After:
+    ```mlir
+    %n = glimmer.rms_norm %x, %w eps = 1.0e-05 : tensor<8x64xbf16>, tensor<64xbf16>
+    %q = glimmer.linear %n, %wq : ...
+    ...
+    %n2 = glimmer.rms_norm %x, %w eps = 1.0e-05 : tensor<8x64xbf16>, tensor<64xbf16>
+    %dwq = glimmer.matmul %dqT, %n2 : ...
+    %dx, %dw = glimmer.rms_norm_grad %dn, %x, %w eps = 1.0e-05 : ...
+    ```
+  }];
+  let options = [
+    Option<"minGap", "min-gap", "int64_t", /*default=*/"48",
+           "Fewest ops between two uses worth a recomputation">,
+    Option<"minElements", "min-elements", "int64_t", /*default=*/"65536",
+           "Fewest elements of a value worth recomputing (and of a value "
+           "whose reading counts)">,
+  ];
+  let dependentDialects = ["::glimmer::GlimmerDialect"];
+}
+
 def GlimmerSimplifyAttentionMasks
     : Pass<"glimmer-simplify-attention-masks", "::mlir::ModuleOp"> {
   let summary = "Drops attention positions that cannot change the mask";
