@@ -7,7 +7,7 @@
 // marked with glimmer.pvary, whose VJP sums the ranks' shares of its
 // cotangent. Ops themselves are unchanged but for their local types (and
 // the attributes that hold sizes), except a row-parallel linear's bias,
-// which is added once after the reduction.
+// which each use adds once after the reduction (to its piece under sp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -100,6 +100,12 @@ private:
   Value reshard(Value v, const Layout &from, const Layout &to,
                 RankedTensorType global, Location loc,
                 ArrayRef<StringRef> sharedWork = {});
+  /// reshard, then the bias of a row-parallel projection whose partial
+  /// result `v` is, added to the complete value in the layout it is wanted
+  /// in (a piece of it under sp: the sum is reduce-scattered first).
+  Value complete(Value v, const Layout &from, const Layout &to,
+                 RankedTensorType global, Location loc,
+                 ArrayRef<StringRef> sharedWork = {});
   LogicalResult partition(Operation *op);
 
   func::FuncOp func;
@@ -116,6 +122,9 @@ private:
   /// Reshards already made: (value, target layout and shared work) -> the
   /// resharded value.
   DenseMap<Value, llvm::StringMap<Value>> reshards;
+  /// Row-parallel projections' results (partial) -> the bias each use adds
+  /// once the sum is complete.
+  DenseMap<Value, Value> pendingBias;
 };
 
 Layout Partitioner::propagated(Value v) {
@@ -215,6 +224,39 @@ Value Partitioner::reshard(Value v, const Layout &from, const Layout &to,
   return v;
 }
 
+Value Partitioner::complete(Value v, const Layout &from, const Layout &to,
+                            RankedTensorType global, Location loc,
+                            ArrayRef<StringRef> sharedWork) {
+  Value sum = reshard(v, from, to, global, loc, sharedWork);
+  auto pending = pendingBias.find(v);
+  if (pending == pendingBias.end())
+    return sum;
+  // The bias follows the features (the last dimension) of the wanted
+  // layout; everything else of it is replicated.
+  Value bias = pending->second;
+  auto biasType = cast<RankedTensorType>(bias.getType());
+  Layout piece = Layout::replicated(1);
+  piece.dims[0] = to.dims.back();
+  Value local = reshard(bias, layoutOf(bias), piece, biasType, loc);
+  // Added to a piece of the tokens (split over these axes), each rank's
+  // cotangent of the bias is a share of the whole: pvary sums them.
+  Axes split;
+  for (unsigned d = 0; d + 1 < to.dims.size(); ++d)
+    split.append(to.dims[d]);
+  if (!split.empty())
+    local = PvaryOp::create(b, loc, local.getType(), local, meshRef,
+                            axesAttr(split));
+  auto type = cast<RankedTensorType>(sum.getType());
+  Value broadcast = BroadcastInDimOp::create(
+      b, loc, type, local, b.getDenseI64ArrayAttr({type.getRank() - 1}));
+  Value out = AddOp::create(b, loc, sum, broadcast);
+  for (Value x : {broadcast, out}) {
+    globalTypes[x] = global;
+    layouts[x] = to;
+  }
+  return out;
+}
+
 LogicalResult Partitioner::partition(Operation *op) {
   b.setInsertionPoint(op);
   Location loc = op->getLoc();
@@ -223,8 +265,8 @@ LogicalResult Partitioner::partition(Operation *op) {
     for (OpOperand &use : ret->getOpOperands()) {
       Value v = use.get();
       RankedTensorType global = globalTypes.lookup(v);
-      use.set(reshard(v, layoutOf(v), Layout::replicated(global.getRank()),
-                      global, loc));
+      use.set(complete(v, layoutOf(v), Layout::replicated(global.getRank()),
+                       global, loc));
     }
     return success();
   }
@@ -308,7 +350,8 @@ LogicalResult Partitioner::partition(Operation *op) {
       os << "|" << llvm::join(splitBy, ",");
     }
     Value &cached = reshards[v][key];
-    Value local = cached ? cached : reshard(v, held, want, global, loc, splitBy);
+    Value local =
+        cached ? cached : complete(v, held, want, global, loc, splitBy);
     cached = local;
     // Replicated over axes that split the op's work: each rank's cotangent
     // of this use is a share of the whole. Axes the reshard gathered over
@@ -386,7 +429,9 @@ LogicalResult Partitioner::partition(Operation *op) {
   }
 
   // A row-parallel projection's bias must be added once, after the sum of
-  // the ranks' partial products, not by every rank.
+  // the ranks' partial products, not by every rank: each use adds it to
+  // the complete sum in the layout it wants (Partitioner::complete), so
+  // under sp the sum is reduce-scattered and the bias added to the piece.
   if (auto linear = dyn_cast<LinearOp>(op); linear && linear.getBias() &&
                                                !partial.empty()) {
     Value bias = linear.getBias();
@@ -397,26 +442,7 @@ LogicalResult Partitioner::partition(Operation *op) {
       if (share->use_empty())
         share->erase();
     }
-    Value y = linear.getResult();
-    Layout complete = layouts[y];
-    complete.partial.clear();
-    SmallVector<OpOperand *> uses;
-    for (OpOperand &use : y.getUses())
-      uses.push_back(&use);
-    b.setInsertionPointAfter(linear);
-    Value sum = reshard(y, layouts[y], complete, globalTypes[y], loc);
-    auto type = cast<RankedTensorType>(sum.getType());
-    Value broadcast = BroadcastInDimOp::create(
-        b, loc, type, bias, b.getDenseI64ArrayAttr({type.getRank() - 1}));
-    Value out = AddOp::create(b, loc, sum, broadcast);
-    for (OpOperand *use : uses)
-      use->set(out);
-    // Copied first: inserting into the map may move its entries.
-    RankedTensorType global = globalTypes.lookup(y);
-    for (Value v : {sum, broadcast, out}) {
-      globalTypes[v] = global;
-      layouts[v] = complete;
-    }
+    pendingBias[linear.getResult()] = bias;
     return success();
   }
 

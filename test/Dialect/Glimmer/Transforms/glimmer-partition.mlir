@@ -150,6 +150,36 @@ module attributes {glimmer.spmd = #glimmer.spmd<"tp=2,sp">} {
 
 // -----
 
+// The same with a bias on the row-parallel projection (the vision
+// encoder's and the projector's): the sum still goes to the sequence split
+// with one reduce-scatter, and the bias is added once, to the rank's piece
+// (through pvary: the rank's tokens give a share of its gradient).
+// CHECK-LABEL: func.func @sequence_parallel_row_bias
+// CHECK: %[[Y:.*]] = glimmer.linear %{{.*}}, %arg2 : tensor<2x16x32xf32>, tensor<32x32xf32> -> tensor<2x16x32xf32>
+// CHECK-NEXT: %[[RS:.*]] = glimmer.reduce_scatter sum %[[Y]] on @mesh ["tp"] dim = 1 : tensor<2x16x32xf32> -> tensor<2x8x32xf32>
+// CHECK-NEXT: %[[PB:.*]] = glimmer.pvary %arg3 on @mesh ["tp"] : tensor<32xf32>
+// CHECK-NEXT: %[[B:.*]] = glimmer.broadcast_in_dim %[[PB]] dims = [2] : tensor<32xf32> -> tensor<2x8x32xf32>
+// CHECK-NEXT: %[[S:.*]] = glimmer.add %[[RS]], %[[B]] : tensor<2x8x32xf32>
+// CHECK-NEXT: glimmer.add %{{.*}}, %[[S]] : tensor<2x8x32xf32>
+// CHECK-NOT: glimmer.all_reduce
+module attributes {glimmer.spmd = #glimmer.spmd<"tp=2,sp">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=2, "pp"=1]>
+  func.func @sequence_parallel_row_bias(%x: tensor<2x16x32xf32>,
+      %w1: tensor<64x32xf32> {glimmer.param = "w1", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {}]>},
+      %w2: tensor<32x64xf32> {glimmer.param = "w2"}, %b2: tensor<32xf32> {glimmer.param = "b2"}) -> tensor<2x16x32xf32> {
+    %stream = glimmer.sharding_constraint %x <@mesh, [{}, {"tp"}, {}]> {glimmer.sequence_parallel} : tensor<2x16x32xf32>
+    %xw = glimmer.sharding_constraint %stream <@mesh, [{}, {}, {}]> {glimmer.sequence_parallel} : tensor<2x16x32xf32>
+    %h = glimmer.linear %xw, %w1 : tensor<2x16x32xf32>, tensor<64x32xf32> -> tensor<2x16x64xf32>
+    %a = glimmer.gelu %h : tensor<2x16x64xf32>
+    %y = glimmer.linear %a, %w2, %b2 : tensor<2x16x64xf32>, tensor<32x64xf32>, tensor<32xf32> -> tensor<2x16x32xf32>
+    %r = glimmer.add %stream, %y : tensor<2x16x32xf32>
+    %s = glimmer.sharding_constraint %r <@mesh, [{}, {"tp"}, {}]> {glimmer.sequence_parallel} : tensor<2x16x32xf32>
+    return %s : tensor<2x16x32xf32>
+  }
+}
+
+// -----
+
 // Vocab-parallel embedding (handler): the rank holds 32 of the 64 rows. The
 // ids are checked against the whole vocabulary (the local lookup could not
 // see a bad one); the rank's first row comes from its piece of [0, 32]; the

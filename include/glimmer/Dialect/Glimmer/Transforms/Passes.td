@@ -852,7 +852,9 @@ def GlimmerPartition : Pass<"glimmer-partition", "::mlir::ModuleOp"> {
     leave complete and replicated. Sharded arguments become the rank's piece
     (`glimmer.sharded_dim` / `glimmer.sharded_axes`, one split dimension per
     argument), which the runtime cuts from the full weights. Handlers rewrite
-    three ops: a row-parallel linear's bias is added once after the sum; an
+    three ops: a row-parallel linear's bias is added once to the complete
+    sum, in the layout each use wants (under `sp` after the reduce-scatter,
+    to the rank's tokens); an
     embedding whose table is split by rows makes its ids local and masks
     the other ranks' rows (a partial sum); a cross-entropy whose logits are
     split over the vocabulary combines the ranks' maxima, sums of
