@@ -10,10 +10,8 @@
 #ifndef GLIMMER_RT_COMMON_MESSAGES_H
 #define GLIMMER_RT_COMMON_MESSAGES_H
 
-#include "glimmer_rt/Safetensors.h"
 #include "glimmer_rt/Tensor.h"
 
-#include <cctype>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -76,13 +74,10 @@ inline std::string badSumSquaresInputs(const std::vector<Tensor> &inputs,
   for (size_t k = 0; k < inputs.size(); ++k) {
     if (!inputs[k].defined())
       return "missing input #" + std::to_string(k);
-    if (!widensInto(inputs[k].dtype(), result)) {
-      std::string name(dtypeName(result)); // lower case, as describe()'s
-      for (char &c : name)
-        c = char(std::tolower(static_cast<unsigned char>(c)));
+    if (!widensInto(inputs[k].dtype(), result))
       return "input #" + std::to_string(k) + " " + inputs[k].describe() +
-             " is neither " + name + " nor bf16 under an f32 result";
-    }
+             " is neither " + dtypeLabel(result) +
+             " nor bf16 under an f32 result";
   }
   return "";
 }

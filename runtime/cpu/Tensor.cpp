@@ -204,6 +204,13 @@ int64_t glimmer_rt::numElements(const Shape &shape) {
   return n;
 }
 
+std::string glimmer_rt::dtypeLabel(DType dtype) {
+  std::string name(dtypeName(dtype));
+  for (char &c : name)
+    c = char(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
 std::string glimmer_rt::shapeString(const Shape &shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -306,10 +313,7 @@ double Tensor::item(int64_t i) const {
 std::string Tensor::describe() const {
   if (!defined())
     return "<undefined>";
-  std::string name(dtypeName(type));
-  for (char &c : name)
-    c = char(std::tolower(static_cast<unsigned char>(c)));
-  name += shapeString(dims);
+  std::string name = dtypeLabel(type) + shapeString(dims);
   if (isCuda())
     name += " on " + device().str();
   return name;

@@ -26,10 +26,7 @@ namespace {
 
 /// "f32[16]", as Tensor::describe() prints a host tensor.
 std::string typeString(DType dtype, const Shape &shape) {
-  std::string name(dtypeName(dtype));
-  for (char &ch : name)
-    ch = char(std::tolower(static_cast<unsigned char>(ch)));
-  return name + shapeString(shape);
+  return dtypeLabel(dtype) + shapeString(shape);
 }
 
 /// Shared checks of the norms: x [..., D] float, params [D] of x's type.

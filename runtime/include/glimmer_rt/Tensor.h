@@ -110,6 +110,8 @@ private:
 int64_t numElements(const Shape &shape);
 /// "[2, 16]"
 std::string shapeString(const Shape &shape);
+/// "f32", "bf16", ...: a type's name as messages print it (describe()'s).
+std::string dtypeLabel(DType dtype);
 
 /// Thrown by kernels on invalid arguments (shapes, dtypes, out-of-range
 /// indices); the driver reports its message.

@@ -4,9 +4,11 @@
 // When such a value is a cheap function (elementwise, index map, RMS norm)
 // of values the step keeps until then anyway, computing it again where the
 // backward first needs it costs one pass over memory and frees its buffer
-// for the whole time between: the SwiGLU product and each norm's output in
-// a decoder layer are such values. The recomputation is the same op on the
-// same operands, so every result keeps its bits.
+// for the whole time between: each norm's output and the attention
+// layout's transposes in a decoder layer are such values (a product of two
+// activations is not: recomputing it would read twice what it frees). The
+// recomputation is the same op on the same operands, so every result keeps
+// its bits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,9 +70,12 @@ struct RematerializePass
 
   void run(Block &block) {
     DenseMap<Operation *, int64_t> pos;
-    int64_t n = 0;
-    for (Operation &op : block)
-      pos[&op] = n++;
+    SmallVector<Operation *> order;
+    for (Operation &op : block) {
+      pos[&op] = int64_t(order.size());
+      order.push_back(&op);
+    }
+    int64_t n = int64_t(order.size());
     // The position of a value's last use in this block; block arguments
     // (held by the caller's frame) count as live to the end.
     auto lastUse = [&](Value v) -> int64_t {
@@ -138,13 +143,7 @@ struct RematerializePass
           read += bytesOf(leaf);
       if (read > bytesOf(v))
         continue;
-      Operation *at = nullptr;
-      for (Operation &o : block)
-        if (pos.lookup(&o) == late) {
-          at = &o;
-          break;
-        }
-      remats.push_back({&op, at, late});
+      remats.push_back({&op, order[size_t(late)], late});
     }
 
     // Apply: a copy reads an operand as it is where it is live at the copy
