@@ -9,7 +9,8 @@ widths, `n_layers` decoder blocks) is traced to TorchScript, then timed
 stage by stage with the project's tools, as glimmer-train runs them:
   import     glimmer-translate --import-torchscript
   pipeline   glimmer-opt: recognize-vision-merge, canonicalize, cse,
-             attach-spmd, materialize-mesh, prepare-cp-inputs, partition-tokens,
+             the SPMD pipeline (glimmer-spmd-pipeline for --spmd: prepare the
+             batch and CP inputs, seed, propagate, shard parameters, partition),
              autodiff (AdamW), canonicalize, cse
   emit       glimmer-translate --emit-cpp
   c++        c++ -O0 of the generated program (the driver's flags), up to
@@ -65,9 +66,8 @@ def main():
                               pt, f"--example-inputs={data}", "-o", mlir])
             t_pipe = timed([os.path.join(BIN, "glimmer-opt"), mlir,
                             "--glimmer-recognize-vision-merge", "--canonicalize", "--cse",
-                            f"--spmd={args.spmd}", "--glimmer-attach-spmd",
-                            "--glimmer-materialize-mesh", "--glimmer-prepare-cp-inputs",
-                            "--glimmer-partition-tokens", "--canonicalize", "--glimmer-autodiff",
+                            f"--spmd={args.spmd}", "--glimmer-spmd-pipeline",
+                            "--canonicalize", "--glimmer-autodiff",
                             "--canonicalize", "--cse", "-o", opt])
             t_emit = timed([os.path.join(BIN, "glimmer-translate"), "--emit-cpp", opt, "-o", cpp])
             ops = sum(1 for line in open(opt) if " = glimmer." in line or "glimmer." in line.strip()[:9])

@@ -270,11 +270,13 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
           return func.emitError()
                  << "a result is still a per-rank partial sum after the "
                     "pipeline (glimmer-reduce-partials did not run)";
-        if (auto dim = attrs.getAs<IntegerAttr>("glimmer.sharded_dim"))
-          slot.shardedDim = dim.getInt();
-        if (auto axes = attrs.getAs<ArrayAttr>("glimmer.sharded_axes"))
-          for (Attribute a : axes)
-            slot.shardedAxes.push_back(cast<StringAttr>(a).getValue().str());
+        if (auto sharded = attrs.getAs<ShardingAttr>("glimmer.sharded"))
+          for (unsigned d = 0; d < sharded.getDims().size(); ++d) {
+            std::vector<std::string> axes;
+            for (StringRef a : sharded.getDimAxes(d))
+              axes.push_back(a.str());
+            slot.dimAxes.push_back(std::move(axes));
+          }
       }
       auto tensor = cast<RankedTensorType>(type);
       auto dtype = dtypeOf(tensor.getElementType());

@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <map>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -68,13 +69,12 @@ void writeSlot(std::ostringstream &os, const char *kind, const Slot &slot) {
     dims.push_back(std::to_string(d));
   os << kind << ' ' << role << ' ' << (slot.name.empty() ? "-" : slot.name)
      << ' ' << dtypeName(slot.dtype) << ' ' << join(dims) << ' '
-     << slot.shardedDim << ' ' << join(slot.shardedAxes) << '\n';
+     << slot.shardingText() << '\n';
 }
 
 bool readSlot(std::istringstream &line, Slot &slot, std::string &error) {
-  std::string role, name, dtype, shape, axes;
-  int64_t dim = -1;
-  if (!(line >> role >> name >> dtype >> shape >> dim >> axes)) {
+  std::string role, name, dtype, shape, sharding;
+  if (!(line >> role >> name >> dtype >> shape >> sharding)) {
     error = "a slot line has too few fields";
     return false;
   }
@@ -94,16 +94,60 @@ bool readSlot(std::istringstream &line, Slot &slot, std::string &error) {
   slot.shape.clear();
   for (const std::string &d : split(shape, ','))
     slot.shape.push_back(std::stoll(d));
-  slot.shardedDim = dim;
-  slot.shardedAxes = split(axes, ',');
-  return true;
+  return slot.parseSharding(sharding, slot.shape.size(), error);
 }
 
 } // namespace
 
+bool Slot::isSharded() const {
+  for (const auto &axes : dimAxes)
+    if (!axes.empty())
+      return true;
+  return false;
+}
+
+std::string Slot::shardingText() const {
+  if (!isSharded())
+    return "-";
+  std::string text;
+  for (const auto &axes : dimAxes) {
+    text += "[";
+    for (size_t i = 0; i < axes.size(); ++i)
+      text += (i ? "," : "") + axes[i];
+    text += "]";
+  }
+  return text;
+}
+
+bool Slot::parseSharding(const std::string &text, size_t rank,
+                         std::string &error) {
+  dimAxes.clear();
+  if (text == "-")
+    return true;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t close = text.find(']', pos);
+    if (text[pos] != '[' || close == std::string::npos) {
+      error = "malformed sharding '" + text + "' of slot '" + name + "'";
+      return false;
+    }
+    std::string inner = text.substr(pos + 1, close - pos - 1);
+    dimAxes.push_back(inner.empty() ? std::vector<std::string>{}
+                                    : split(inner, ','));
+    pos = close + 1;
+  }
+  if (dimAxes.size() != rank) {
+    error = "the sharding '" + text + "' of slot '" + name + "' has " +
+            std::to_string(dimAxes.size()) + " dimensions, its shape " +
+            std::to_string(rank);
+    return false;
+  }
+  return true;
+}
+
 std::string ProgramInfo::toManifest() const {
   std::ostringstream os;
-  os << "glimmer-program-manifest 1\n";
+  os << "glimmer-program-manifest 2\n";
   std::string l = layout.print();
   os << "layout " << (l.empty() ? "-" : l) << '\n';
   for (const VisionMergeCheck &v : visionChecks)
@@ -123,8 +167,8 @@ bool ProgramInfo::parseManifest(const std::string &text, ProgramInfo &info,
                                 std::string &error) {
   std::istringstream in(text);
   std::string line;
-  if (!std::getline(in, line) || line != "glimmer-program-manifest 1") {
-    error = "not a glimmer program manifest (version 1)";
+  if (!std::getline(in, line) || line != "glimmer-program-manifest 2") {
+    error = "not a glimmer program manifest (version 2)";
     return false;
   }
   Function *current = nullptr;
@@ -386,9 +430,12 @@ std::unique_ptr<SafetensorsFile> readFile(const std::string &path) {
   return file;
 }
 
-std::vector<MeshAxis> axesOf(const Slot &slot) {
+/// The axes dimension `dim` of `slot` is split over.
+std::vector<MeshAxis> axesOf(const Slot &slot, size_t dim) {
   std::vector<MeshAxis> axes;
-  for (const std::string &name : slot.shardedAxes) {
+  if (dim >= slot.dimAxes.size())
+    return axes;
+  for (const std::string &name : slot.dimAxes[dim]) {
     auto axis = glimmer::meshAxisFromName(name);
     if (!axis)
       throw RuntimeError("tensor '" + slot.name + "' is sharded over unknown "
@@ -398,9 +445,9 @@ std::vector<MeshAxis> axesOf(const Slot &slot) {
   return axes;
 }
 
-int64_t piecesOf(const SpmdContext &layout, const Slot &slot) {
+int64_t piecesOf(const SpmdContext &layout, const std::vector<MeshAxis> &axes) {
   int64_t n = 1;
-  for (MeshAxis a : axesOf(slot))
+  for (MeshAxis a : axes)
     n *= layout.degree(a);
   return n;
 }
@@ -408,8 +455,8 @@ int64_t piecesOf(const SpmdContext &layout, const Slot &slot) {
 /// The full (unsharded) shape of a slot.
 Shape globalShape(const SpmdContext &layout, const Slot &slot) {
   Shape s = slot.shape;
-  if (slot.shardedDim >= 0)
-    s[slot.shardedDim] *= piecesOf(layout, slot);
+  for (size_t d = 0; d < s.size(); ++d)
+    s[d] *= piecesOf(layout, axesOf(slot, d));
   return s;
 }
 
@@ -438,12 +485,54 @@ Tensor readFull(const SafetensorsFile &file, const SpmdContext &layout,
 /// Rank `rank`'s piece of the full host tensor `full`, on `device`.
 Tensor pieceFor(const Tensor &full, const SpmdContext &layout,
                 const Slot &slot, int64_t rank, Device device) {
-  if (slot.shardedDim < 0)
+  if (!slot.isSharded())
     return full.to(device);
   RankContext ctx = RankContext::forRank(layout, rank);
-  Tensor piece = pieceAlong(full, slot.shardedDim, ctx.groupIndex(axesOf(slot)),
-                            piecesOf(layout, slot));
+  Tensor piece = full;
+  for (size_t d = 0; d < slot.dimAxes.size(); ++d) {
+    std::vector<MeshAxis> axes = axesOf(slot, d);
+    if (!axes.empty())
+      piece = pieceAlong(piece, int64_t(d), ctx.groupIndex(axes),
+                         piecesOf(layout, axes));
+  }
   return piece.clone().to(device);
+}
+
+/// The full tensor of a sharded slot from the blocks of `holder`'s group
+/// over all of its axes (`pieceOf(rank)`): the blocks that differ only
+/// along the last split dimension are joined first, then along the one
+/// before, and so on.
+template <typename PieceOf>
+Tensor assemble(const Slot &slot, const SpmdContext &layout,
+                const RankContext &holder, PieceOf pieceOf) {
+  std::vector<MeshAxis> all;
+  std::vector<size_t> split;
+  for (size_t d = 0; d < slot.dimAxes.size(); ++d) {
+    std::vector<MeshAxis> axes = axesOf(slot, d);
+    all.insert(all.end(), axes.begin(), axes.end());
+    if (!axes.empty())
+      split.push_back(d);
+  }
+  // Each block by its index along every split dimension.
+  std::map<std::vector<int64_t>, Tensor> blocks;
+  for (int64_t r : holder.group(all)) {
+    RankContext ctx = RankContext::forRank(layout, r);
+    std::vector<int64_t> at;
+    for (size_t d : split)
+      at.push_back(ctx.groupIndex(axesOf(slot, d)));
+    blocks.emplace(at, pieceOf(r));
+  }
+  for (size_t k = split.size(); k-- > 0;) {
+    std::map<std::vector<int64_t>, std::vector<Tensor>> rows;
+    for (auto &[at, t] : blocks) {
+      std::vector<int64_t> rest(at.begin(), at.begin() + k);
+      rows[rest].push_back(t); // std::map: in order of the k-th index
+    }
+    blocks.clear();
+    for (auto &[rest, parts] : rows)
+      blocks.emplace(rest, concat(parts, int64_t(split[k])));
+  }
+  return blocks.begin()->second;
 }
 
 } // namespace
@@ -835,7 +924,7 @@ Trainer::State Trainer::gather(State RankState::*which) const {
     const Tensor &tensor = (states[index].*which).at(name);
     auto slotIt = paramSlots.find(name);
     const Slot *slot = slotIt == paramSlots.end() ? nullptr : &slotIt->second;
-    if (!slot || slot->shardedDim < 0) {
+    if (!slot || !slot->isSharded()) {
       out[name] = tensor.to(Device::cpu());
       continue;
     }
@@ -843,12 +932,13 @@ Trainer::State Trainer::gather(State RankState::*which) const {
       throw RuntimeError("'" + name + "' is sharded over ranks in other "
                          "processes; saving sharded state needs all ranks "
                          "in one process (thread mode)");
-    // The holder's group over the shard axes has the pieces in order.
-    std::vector<Tensor> pieces;
-    for (int64_t r : RankContext::forRank(layout, ranks.local()[index])
-                         .group(axesOf(*slot)))
-      pieces.push_back((states[size_t(r)].*which).at(name).to(Device::cpu()));
-    out[name] = concat(pieces, slot->shardedDim);
+    out[name] = assemble(*slot, layout,
+                         RankContext::forRank(layout, ranks.local()[index]),
+                         [&](int64_t r) {
+                           return (states[size_t(r)].*which)
+                               .at(name)
+                               .to(Device::cpu());
+                         });
   }
   return out;
 }
@@ -885,23 +975,33 @@ void Trainer::save(const std::string &path) const {
   add("", params);
   add("optimizer.exp_avg.", expAvg);
   add("optimizer.exp_avg_sq.", expAvgSq);
-  writeCheckpoint(path, views, steps);
+  // The tensors are whole (any layout resumes from them); how this run held
+  // them is recorded beside them: the layout, and each sharded parameter's
+  // #glimmer.sharding as the manifest writes it (its moments are held
+  // alike).
+  std::map<std::string, std::string> extra{
+      {"glimmer.layout", program.layout().print()}};
+  for (const auto &[name, slot] : paramSlots)
+    if (slot.isSharded())
+      extra["glimmer.sharding." + name] = slot.shardingText();
+  writeCheckpoint(path, views, steps, extra);
 }
 
 void glimmer_rt::writeCheckpoint(const std::string &path,
                                  const std::vector<TensorView> &tensors,
-                                 int64_t step) {
+                                 int64_t step,
+                                 const std::map<std::string, std::string> &extra) {
   std::string checksum = checkpointChecksum(tensors, [](const TensorView &v) {
     return std::make_tuple(v.name, v.dtype, v.shape, v.data);
   });
+  std::map<std::string, std::string> metadata = extra;
+  metadata["format"] = "pt";
+  metadata["glimmer.step"] = std::to_string(step);
+  metadata["glimmer.checksum"] = checksum;
   // Atomic (writeSafetensors writes a temporary file, fsyncs and renames
   // it), so a crash mid-save leaves the previous checkpoint intact.
   std::string error;
-  if (!writeSafetensors(path, tensors,
-                        {{"format", "pt"},
-                         {"glimmer.step", std::to_string(step)},
-                         {"glimmer.checksum", checksum}},
-                        error))
+  if (!writeSafetensors(path, tensors, metadata, error))
     throw RuntimeError(error);
 }
 

@@ -65,10 +65,19 @@ struct Slot {
   DType dtype = DType::F32;
   /// The rank-local shape.
   Shape shape;
-  /// >= 0: each rank holds its piece of dimension `shardedDim`, split over
-  /// `shardedAxes` (in order, first axis major), like glimmer.local_shard.
-  int64_t shardedDim = -1;
-  std::vector<std::string> shardedAxes;
+  /// How the tensor is split over the mesh, as #glimmer.sharding says it:
+  /// for each dimension the axes it is split over (first axis major), none
+  /// where it is whole; empty when the tensor is replicated. Each rank holds
+  /// its block, cut along every split dimension as glimmer.local_shard cuts.
+  std::vector<std::vector<std::string>> dimAxes;
+
+  bool isSharded() const;
+  /// The manifest's text of `dimAxes`: `-` when replicated, else one
+  /// bracketed list of axes per dimension, e.g. `[tp][dp_shard,cp]`.
+  std::string shardingText() const;
+  /// Parses shardingText() for a tensor of `rank` dimensions; false (with
+  /// `error`) when it is malformed.
+  bool parseSharding(const std::string &text, size_t rank, std::string &error);
 };
 
 struct Function {
@@ -274,9 +283,10 @@ private:
 /// AdamW moments under optimizer.exp_avg. / optimizer.exp_avg_sq.), the
 /// step count and a checksum of the content (verified by Trainer::resume),
 /// atomically: a crash mid-write leaves an older file at `path` intact.
-/// Throws RuntimeError on failure.
+/// `extra` adds metadata entries. Throws RuntimeError on failure.
 void writeCheckpoint(const std::string &path,
-                     const std::vector<TensorView> &tensors, int64_t step);
+                     const std::vector<TensorView> &tensors, int64_t step,
+                     const std::map<std::string, std::string> &extra = {});
 
 struct LoopOptions {
   std::string weightsPath;

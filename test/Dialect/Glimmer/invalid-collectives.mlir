@@ -555,32 +555,28 @@ module {
 
 // -----
 
-// The runtime's description of a per-rank piece (FSDP) needs both halves:
-// the dimension and the axes it is split over.
-// expected-error @+1 {{argument #0: 'glimmer.sharded_dim' needs 'glimmer.sharded_axes' beside it}}
-func.func private @sharded_dim_alone(tensor<4xf32> {glimmer.param = "w", glimmer.sharded_dim = 0 : i64})
+// The runtime's description of a per-rank piece (TP, FSDP, both) is one
+// #glimmer.sharding with an entry per dimension.
+// expected-error @+1 {{argument #0: 'glimmer.sharded' must be a #glimmer.sharding with one entry per dimension of the ranked tensor 'tensor<4xf32>'}}
+func.func private @sharded_rank_mismatch(tensor<4xf32> {glimmer.param = "w", glimmer.sharded = #glimmer.sharding<@mesh, [{"dp_shard"}, {}]>})
 
 // -----
 
-// expected-error @+1 {{result #0: 'glimmer.sharded_axes' needs 'glimmer.sharded_dim' beside it}}
-func.func private @sharded_axes_alone() -> (tensor<4xf32> {glimmer.sharded_axes = ["dp_shard"]})
-
-// -----
-
-// The split dimension must exist.
-// expected-error @+1 {{argument #0: 'glimmer.sharded_dim' must be a dimension of the ranked tensor 'tensor<4xf32>'}}
-func.func private @sharded_dim_out_of_range(tensor<4xf32> {glimmer.sharded_dim = 1 : i64, glimmer.sharded_axes = ["dp_shard"]})
+// expected-error @+1 {{result #0: 'glimmer.sharded' must be a #glimmer.sharding with one entry per dimension}}
+func.func private @sharded_not_a_sharding() -> (tensor<4xf32> {glimmer.sharded = ["dp_shard"]})
 
 // -----
 
 // The axes are distinct mesh axes of the SPMD layout.
-// expected-error @+1 {{argument #0: 'glimmer.sharded_axes' must list distinct mesh axes (dp_replicate, dp_shard, cp, tp, pp)}}
-func.func private @sharded_axes_unknown(tensor<4xf32> {glimmer.sharded_dim = 0 : i64, glimmer.sharded_axes = ["fsdp"]})
+// expected-error @+1 {{argument #0: 'glimmer.sharded' must split over distinct mesh axes (dp_replicate, dp_shard, cp, tp, pp)}}
+func.func private @sharded_axes_unknown(tensor<4xf32> {glimmer.sharded = #glimmer.sharding<@mesh, [{"fsdp"}]>})
 
 // -----
 
-// expected-error @+1 {{argument #0: 'glimmer.sharded_axes' must list distinct mesh axes}}
-func.func private @sharded_axes_repeated(tensor<4xf32> {glimmer.sharded_dim = 0 : i64, glimmer.sharded_axes = ["cp", "cp"]})
+// A piece is a block of the full tensor, not a partial sum, and something
+// is split.
+// expected-error @+1 {{argument #0: 'glimmer.sharded' must split at least one dimension and have no partial axes}}
+func.func private @sharded_nothing(tensor<4xf32> {glimmer.sharded = #glimmer.sharding<@mesh, [{}]>})
 
 // -----
 

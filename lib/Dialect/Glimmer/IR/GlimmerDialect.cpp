@@ -32,12 +32,14 @@ LogicalResult GlimmerDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a #glimmer.spmd attribute";
     return success();
   }
-  if (attr.getName() == "glimmer.sequence_parallel") {
-    // A constraint the sequence-parallel plan made (propagated after the
-    // TP plan, before the data inputs).
+  if (attr.getName() == "glimmer.sequence_parallel" ||
+      attr.getName() == "glimmer.token_split") {
+    // A constraint a seed made: the sequence-parallel plan's, or a token
+    // split (propagated after the TP plan, in that order reversed).
     if (!isa<ShardingConstraintOp>(op) || !isa<UnitAttr>(attr.getValue()))
-      return op->emitError() << "'glimmer.sequence_parallel' is a unit "
-                                "attribute of glimmer.sharding_constraint";
+      return op->emitError() << "'" << attr.getName().getValue()
+                             << "' is a unit attribute of "
+                                "glimmer.sharding_constraint";
     return success();
   }
   if (attr.getName() == "glimmer.stage_prologue") {
@@ -112,53 +114,41 @@ static LogicalResult verifyValueSharding(Operation *op, StringRef what,
       tensor, meshOp.getMesh());
 }
 
-/// Checks `glimmer.sharded_dim` / `glimmer.sharded_axes` on function
-/// argument or result `index` of type `type` (`what` is "argument" or
-/// "result"): the runtime's description of a piece held per rank, as
-/// glimmer.local_shard cuts it. `other` is the companion attribute.
+/// Checks `glimmer.sharded` on function argument or result `index` of type
+/// `type` (`what` is "argument" or "result"): the per-rank piece the runtime
+/// holds, cut from the full tensor as the #glimmer.sharding says (each
+/// split dimension as glimmer.local_shard cuts it).
 static LogicalResult verifyShardedPiece(Operation *op, StringRef what,
                                         unsigned index, Type type,
-                                        NamedAttribute attr, Attribute other) {
-  StringRef name = attr.getName().getValue();
-  bool isDim = name == "glimmer.sharded_dim";
-  if (!other)
-    return op->emitError() << what << " #" << index << ": '" << name
-                           << "' needs '"
-                           << (isDim ? "glimmer.sharded_axes"
-                                     : "glimmer.sharded_dim")
-                           << "' beside it";
-  if (isDim) {
-    auto dim = dyn_cast<IntegerAttr>(attr.getValue());
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!dim || !tensor || dim.getInt() < 0 ||
-        dim.getInt() >= tensor.getRank())
-      return op->emitError() << what << " #" << index
-                             << ": 'glimmer.sharded_dim' must be a dimension "
-                                "of the ranked tensor "
-                             << type;
-    return success();
-  }
-  auto axes = dyn_cast<ArrayAttr>(attr.getValue());
-  bool valid = axes && !axes.empty();
-  for (size_t i = 0; valid && i < axes.size(); ++i) {
-    auto axis = dyn_cast<StringAttr>(axes[i]);
-    valid = axis && meshAxisFromName(axis.getValue().str()) &&
-            llvm::count(axes.getValue(), axes[i]) == 1;
-  }
-  if (!valid)
+                                        NamedAttribute attr) {
+  auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!sharding || !tensor ||
+      static_cast<int64_t>(sharding.getDims().size()) != tensor.getRank())
     return op->emitError() << what << " #" << index
-                           << ": 'glimmer.sharded_axes' must list distinct "
-                              "mesh axes (dp_replicate, dp_shard, cp, tp, pp)";
+                           << ": 'glimmer.sharded' must be a "
+                              "#glimmer.sharding with one entry per "
+                              "dimension of the ranked tensor "
+                           << type;
+  SmallVector<StringRef> seen;
+  for (unsigned d = 0; d < sharding.getDims().size(); ++d)
+    for (StringRef axis : sharding.getDimAxes(d)) {
+      if (!meshAxisFromName(axis.str()) || llvm::is_contained(seen, axis))
+        return op->emitError()
+               << what << " #" << index
+               << ": 'glimmer.sharded' must split over distinct mesh axes "
+                  "(dp_replicate, dp_shard, cp, tp, pp)";
+      seen.push_back(axis);
+    }
+  if (seen.empty() || !sharding.getPartialAxes().empty())
+    return op->emitError() << what << " #" << index
+                           << ": 'glimmer.sharded' must split at least one "
+                              "dimension and have no partial axes";
   return success();
 }
 
 static bool isShardedPieceAttr(StringRef name) {
-  return name == "glimmer.sharded_dim" || name == "glimmer.sharded_axes";
-}
-
-static StringRef companionOf(StringRef name) {
-  return name == "glimmer.sharded_dim" ? "glimmer.sharded_axes"
-                                       : "glimmer.sharded_dim";
+  return name == "glimmer.sharded";
 }
 
 /// Pipeline boundaries: a stage function's activation arguments and
@@ -220,12 +210,8 @@ LogicalResult GlimmerDialect::verifyRegionArgAttribute(Operation *op,
     type = fn.getArgumentTypes()[argIndex];
   else
     type = op->getRegion(regionIndex).getArgument(argIndex).getType();
-  if (piece) {
-    Attribute other =
-        fn ? fn.getArgAttr(argIndex, companionOf(attr.getName().getValue()))
-           : Attribute();
-    return verifyShardedPiece(op, "argument", argIndex, type, attr, other);
-  }
+  if (piece)
+    return verifyShardedPiece(op, "argument", argIndex, type, attr);
   return verifyValueSharding(op, "argument", argIndex, type, attr);
 }
 
@@ -256,9 +242,8 @@ LogicalResult GlimmerDialect::verifyRegionResultAttribute(Operation *op,
     return op->emitError() << "'" << attr.getName().getValue()
                            << "' on a result needs a function";
   if (piece)
-    return verifyShardedPiece(
-        op, "result", resultIndex, fn.getResultTypes()[resultIndex], attr,
-        fn.getResultAttr(resultIndex, companionOf(attr.getName().getValue())));
+    return verifyShardedPiece(op, "result", resultIndex,
+                              fn.getResultTypes()[resultIndex], attr);
   return verifyValueSharding(op, "result", resultIndex,
                              fn.getResultTypes()[resultIndex], attr);
 }

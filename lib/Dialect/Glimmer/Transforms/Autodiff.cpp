@@ -32,10 +32,28 @@ using namespace glimmer;
 
 namespace {
 
-/// The argument attributes that describe a sharded parameter (FSDP); they
-/// travel with it to its gradient and optimizer state.
-constexpr StringRef kShardAttrs[] = {"glimmer.sharded_dim",
-                                     "glimmer.sharded_axes"};
+/// The argument attribute that describes a sharded parameter (its per-rank
+/// piece under TP, FSDP or both); it travels with it to its gradient and
+/// optimizer state.
+constexpr StringRef kShardAttrs[] = {"glimmer.sharded"};
+
+/// The mesh axes a piece described by `glimmer.sharded` is split over, in
+/// mesh order (the group whose ranks hold its pieces); null when whole.
+ArrayAttr shardAxesOf(func::FuncOp func, unsigned arg) {
+  auto sharded = func.getArgAttrOfType<ShardingAttr>(arg, "glimmer.sharded");
+  if (!sharded)
+    return {};
+  SmallVector<StringRef> axes;
+  for (unsigned d = 0; d < sharded.getDims().size(); ++d)
+    for (StringRef a : sharded.getDimAxes(d))
+      axes.push_back(a);
+  llvm::sort(axes, [](StringRef x, StringRef y) {
+    return *meshAxisFromName(x.str()) < *meshAxisFromName(y.str());
+  });
+  if (axes.empty())
+    return {};
+  return Builder(func.getContext()).getStrArrayAttr(axes);
+}
 
 /// The mesh axes over which the gradient of `arg` is already summed: those
 /// of the all_gathers that are its only uses (their VJP, a reduce_scatter,
@@ -495,7 +513,7 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
 
   auto module = getOperation();
   bool anySharded = llvm::any_of(params, [&](unsigned i) {
-    return bool(forward.getArgAttr(i, "glimmer.sharded_axes"));
+    return bool(forward.getArgAttr(i, "glimmer.sharded"));
   });
   if ((anySharded || pipeline) && !module.lookupSymbol<MeshOp>("mesh"))
     return forward.emitError()
@@ -564,10 +582,7 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
       continue;
     Value g = gradOf[k];
     Type elem = cast<RankedTensorType>(g.getType()).getElementType();
-    auto axes =
-        forward.getArgAttrOfType<ArrayAttr>(params[k], "glimmer.sharded_axes");
-    if (axes && axes.empty())
-      axes = nullptr;
+    ArrayAttr axes = shardAxesOf(forward, params[k]);
     auto it = llvm::find_if(groups, [&](const Group &e) {
       return e.axes == axes && e.elem == elem;
     });

@@ -3,11 +3,22 @@
 // Phase 3 of the sharding engine: every value takes its rank-local type
 // from its propagated sharding, and each operand is brought to the sharding
 // the op's rule expects by one reshard(from, to), which picks the
-// collectives. A value replicated over axes that split the op's work is
-// marked with glimmer.pvary, whose VJP sums the ranks' shares of its
-// cotangent. Ops themselves are unchanged but for their local types (and
+// collectives. Ops themselves are unchanged but for their local types (and
 // the attributes that hold sizes), except a row-parallel linear's bias,
-// which each use adds once after the reduction (to its piece under sp).
+// which each use adds once after the reduction (to its piece under sp), and
+// the vocabulary handlers.
+//
+// Two conventions for what a rank's gradient of a value is, by axis:
+// - over tp, every rank's loss is the whole loss, so the cotangent of a
+//   value the ranks share is complete on each; a value replicated over tp
+//   that feeds work split over tp is marked glimmer.pvary (its VJP sums the
+//   ranks' shares), and a gather whose consumer's work is not split over
+//   its axes is invariant;
+// - over the token axes (dp_replicate, dp_shard, cp), each rank's loss is
+//   its tokens' share, returned as a partial sum (glimmer.partial) and
+//   reduced once after autodiff, so the cotangent of a shared value is a
+//   share everywhere: no pvary, every gather's VJP sums (reduce-scatter),
+//   and the loss's partial sum may only be scaled.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +26,7 @@
 
 #include "PartitionHandlers.h"
 #include "ShardingFactors.h"
+#include "TokenInputs.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
@@ -58,12 +70,27 @@ struct Layout {
              return llvm::is_contained(x, a);
            });
   }
+  /// The partial axes over which the sum is the loss's per-rank share.
+  Axes tokenPartial() const {
+    Axes out;
+    for (StringRef a : partial)
+      if (isTokenAxis(a))
+        out.push_back(a);
+    return out;
+  }
 };
+
+bool isPrefix(ArrayRef<StringRef> prefix, ArrayRef<StringRef> axes) {
+  return prefix.size() <= axes.size() &&
+         std::equal(prefix.begin(), prefix.end(), axes.begin());
+}
 
 class Partitioner {
 public:
-  Partitioner(func::FuncOp func, MeshAttr mesh, FlatSymbolRefAttr meshRef)
-      : func(func), mesh(mesh), meshRef(meshRef), b(func.getContext()) {}
+  Partitioner(func::FuncOp func, MeshAttr mesh, FlatSymbolRefAttr meshRef,
+              Axes tokenAxes)
+      : func(func), mesh(mesh), meshRef(meshRef), b(func.getContext()),
+        tokenAxes(std::move(tokenAxes)) {}
 
   LogicalResult run();
 
@@ -89,14 +116,17 @@ private:
   /// The propagated sharding of a value (replicated when it has none).
   Layout propagated(Value v);
 
-  /// `v` (held as `from`, global type `global`) as `to`: partial sums are
-  /// all-reduced (reduce-scattered when `to` splits them), a split that
-  /// moves to another dimension is one all-to-all, other split dimensions
-  /// that `to` does not split alike are all-gathered, and dimensions `to`
-  /// splits are cut locally. `sharedWork`
-  /// are the axes that split the consumer's work: a gather over them feeds
-  /// per-rank work (its cotangents are shares, summed by the gather's VJP);
-  /// any other gather is `invariant` (its VJP takes the rank's slice).
+  /// `v` (held as `from`, global type `global`) as `to`: partial sums that
+  /// `to` does not keep are all-reduced (reduce-scattered when `to` splits
+  /// them), a split that moves to another dimension is one all-to-all, the
+  /// axes a dimension is split over beyond what `to` keeps of them (its
+  /// leading axes) are all-gathered, and axes `to` adds are cut locally.
+  /// `sharedWork` are the axes that split the consumer's work: a gather
+  /// over them feeds per-rank work (its cotangents are shares, summed by the
+  /// gather's VJP); any other gather over tp is `invariant` (its VJP takes
+  /// the rank's slice). A cut over token axes of a value computed from
+  /// trained parameters is an error (its VJP, a gather, would make each
+  /// rank's gradient share whole).
   Value reshard(Value v, const Layout &from, const Layout &to,
                 RankedTensorType global, Location loc,
                 ArrayRef<StringRef> sharedWork = {});
@@ -107,6 +137,21 @@ private:
                  RankedTensorType global, Location loc,
                  ArrayRef<StringRef> sharedWork = {});
   LogicalResult partition(Operation *op);
+  /// An op reading the loss's partial sum over token axes: scaling keeps it
+  /// partial, anything else is an error.
+  LogicalResult partitionPartialUse(Operation *op);
+  /// An error of `op` (or at `loc`) that names the token axes it cannot be
+  /// partitioned over; the reason follows.
+  InFlightDiagnostic tokenAxesError(Operation *op, ArrayRef<StringRef> axes) {
+    broken = true;
+    return op->emitOpError()
+           << "cannot be partitioned over " << llvm::join(axes, ", ") << ": ";
+  }
+  InFlightDiagnostic tokenAxesError(Location loc, ArrayRef<StringRef> axes) {
+    broken = true;
+    return emitError(loc) << "cannot be partitioned over "
+                          << llvm::join(axes, ", ") << ": ";
+  }
 
   func::FuncOp func;
   MeshAttr mesh;
@@ -125,6 +170,12 @@ private:
   /// Row-parallel projections' results (partial) -> the bias each use adds
   /// once the sum is complete.
   DenseMap<Value, Value> pendingBias;
+  /// The token axes of the layout (degree > 1), in mesh order.
+  Axes tokenAxes;
+  /// Values computed from trained parameters (their gradients flow back).
+  DenseSet<Value> trained;
+  /// Set when an error was emitted (a reshard that cannot be made).
+  bool broken = false;
 };
 
 Layout Partitioner::propagated(Value v) {
@@ -149,76 +200,104 @@ Value Partitioner::reshard(Value v, const Layout &from, const Layout &to,
                            ArrayRef<StringRef> sharedWork) {
   if (from == to)
     return v;
+  Value original = v;
   Layout cur = from;
+  Axes reduce;
+  for (StringRef a : cur.partial)
+    if (!llvm::is_contained(to.partial, a))
+      reduce.push_back(a);
   // Partial over A to split over A along one dimension (the sum after a
   // row-parallel projection, kept sequence-split under sp): one
   // reduce-scatter instead of an all-reduce and a slice.
-  if (!cur.partial.empty() && to.partial.empty()) {
+  if (!reduce.empty()) {
     for (unsigned d = 0; d < cur.dims.size(); ++d) {
-      if (!cur.dims[d].empty() || to.dims[d] != cur.partial)
+      Axes joined = cur.dims[d];
+      joined.append(reduce.begin(), reduce.end());
+      if (to.dims[d] != joined)
         continue;
       Layout next = cur;
-      next.partial.clear();
-      next.dims[d] = to.dims[d];
+      next.partial = to.partial;
+      next.dims[d] = joined;
       if (!(next == to))
         continue;
       return ReduceScatterOp::create(
           b, loc, localType(global, next),
           ReductionKindAttr::get(b.getContext(), ReductionKind::Sum), v,
-          meshRef, axesAttr(cur.partial), b.getI64IntegerAttr(d));
+          meshRef, axesAttr(reduce), b.getI64IntegerAttr(d));
     }
-  }
-  if (!cur.partial.empty()) {
-    // Every operand layout the rules ask for is complete (no partial).
     v = AllReduceOp::create(
         b, loc, v.getType(),
         ReductionKindAttr::get(b.getContext(), ReductionKind::Sum), v,
-        meshRef, axesAttr(cur.partial));
-    cur.partial.clear();
+        meshRef, axesAttr(reduce));
+    cur.partial = to.partial;
   }
-  // Split over A along d to split over A along e (sequence-split to
-  // head-split): one all-to-all moves every rank's elements where they
-  // belong, instead of a gather of the whole value and a cut.
+  // The axes a dimension is split over beyond the ones `to` keeps (`to`'s
+  // are a prefix of them) move to another dimension that `to` splits over
+  // them next: one all-to-all moves every rank's elements where they
+  // belong (sequence-split to head-split), instead of a gather of the whole
+  // value and a cut.
   for (unsigned d = 0; d < cur.dims.size(); ++d) {
-    if (cur.dims[d].empty() || cur.dims[d] == to.dims[d] || !to.dims[d].empty())
+    if (cur.dims[d] == to.dims[d] || !isPrefix(to.dims[d], cur.dims[d]))
       continue;
+    Axes moving(cur.dims[d].begin() + to.dims[d].size(), cur.dims[d].end());
     for (unsigned e = 0; e < cur.dims.size(); ++e) {
-      if (e == d || !cur.dims[e].empty() || to.dims[e] != cur.dims[d])
+      Axes joined = cur.dims[e];
+      joined.append(moving.begin(), moving.end());
+      if (e == d || to.dims[e] != joined)
         continue;
       Layout next = cur;
-      next.dims[e] = cur.dims[d];
-      next.dims[d].clear();
+      next.dims[e] = joined;
+      next.dims[d] = to.dims[d];
       v = AllToAllOp::create(b, loc, localType(global, next), v, meshRef,
-                             axesAttr(cur.dims[d]), b.getI64IntegerAttr(e),
+                             axesAttr(moving), b.getI64IntegerAttr(e),
                              b.getI64IntegerAttr(d));
       cur = next;
       break;
     }
   }
   for (unsigned d = 0; d < cur.dims.size(); ++d) {
-    if (cur.dims[d].empty() || cur.dims[d] == to.dims[d])
+    // Keep the leading axes both agree on; gather the rest.
+    unsigned keep = 0;
+    while (keep < cur.dims[d].size() && keep < to.dims[d].size() &&
+           cur.dims[d][keep] == to.dims[d][keep])
+      ++keep;
+    if (keep == cur.dims[d].size())
       continue;
+    Axes gathered(cur.dims[d].begin() + keep, cur.dims[d].end());
     Layout next = cur;
-    next.dims[d].clear();
+    next.dims[d].resize(keep);
     // Its cotangents are the ranks' shares when every rank's work uses the
-    // whole gathered value; when the target cuts it again over an axis
-    // (split over A on d -> split over A on e), each rank's slice cotangent
-    // is complete, and the cut's VJP gathers them: invariant.
-    bool shares = llvm::all_of(cur.dims[d], [&](StringRef a) {
-      return llvm::is_contained(sharedWork, a) && !to.uses(a);
+    // whole gathered value, and always over token axes (each rank's loss
+    // is a share); when the target cuts it again over a tp axis (split
+    // over A on d -> split over A on e), each rank's slice cotangent is
+    // complete, and the cut's VJP gathers them: invariant.
+    bool shares = llvm::all_of(gathered, [&](StringRef a) {
+      return isTokenAxis(a) ||
+             (llvm::is_contained(sharedWork, a) && !to.uses(a));
     });
     v = AllGatherOp::create(b, loc, localType(global, next), v, meshRef,
-                            axesAttr(cur.dims[d]), b.getI64IntegerAttr(d),
+                            axesAttr(gathered), b.getI64IntegerAttr(d),
                             shares ? UnitAttr() : b.getUnitAttr());
     cur = next;
   }
   for (unsigned d = 0; d < cur.dims.size(); ++d) {
     if (cur.dims[d] == to.dims[d])
       continue;
+    Axes added(to.dims[d].begin() + cur.dims[d].size(), to.dims[d].end());
+    Axes overTokens;
+    for (StringRef a : added)
+      if (isTokenAxis(a))
+        overTokens.push_back(a);
+    if (!overTokens.empty() && trained.contains(original))
+      tokenAxesError(loc, overTokens)
+          << "a value computed from trained parameters, the same on every "
+             "rank there, would be cut along dimension "
+          << d << " (each rank's gradient of it would then be counted once "
+                  "per rank)";
     Layout next = cur;
     next.dims[d] = to.dims[d];
     v = LocalShardOp::create(b, loc, localType(global, next), v, meshRef,
-                             axesAttr(to.dims[d]), b.getI64IntegerAttr(d));
+                             axesAttr(added), b.getI64IntegerAttr(d));
     cur = next;
   }
   return v;
@@ -240,9 +319,12 @@ Value Partitioner::complete(Value v, const Layout &from, const Layout &to,
   Value local = reshard(bias, layoutOf(bias), piece, biasType, loc);
   // Added to a piece of the tokens (split over these axes), each rank's
   // cotangent of the bias is a share of the whole: pvary sums them.
+  // (Over token axes cotangents are shares anyway.)
   Axes split;
   for (unsigned d = 0; d + 1 < to.dims.size(); ++d)
-    split.append(to.dims[d]);
+    for (StringRef a : to.dims[d])
+      if (!isTokenAxis(a))
+        split.push_back(a);
   if (!split.empty())
     local = PvaryOp::create(b, loc, local.getType(), local, meshRef,
                             axesAttr(split));
@@ -261,13 +343,46 @@ LogicalResult Partitioner::partition(Operation *op) {
   b.setInsertionPoint(op);
   Location loc = op->getLoc();
   if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-    // Results leave the function complete and replicated.
+    // Results leave the function replicated and complete, but for the
+    // loss's partial sum over token axes, which is reduced once after
+    // autodiff (glimmer-reduce-partials): the result is marked with them.
     for (OpOperand &use : ret->getOpOperands()) {
       Value v = use.get();
       RankedTensorType global = globalTypes.lookup(v);
-      use.set(complete(v, layoutOf(v), Layout::replicated(global.getRank()),
-                       global, loc));
+      Layout want = Layout::replicated(global.getRank());
+      want.partial = layoutOf(v).tokenPartial();
+      use.set(complete(v, layoutOf(v), want, global, loc));
+      if (!want.partial.empty())
+        func.setResultAttr(use.getOperandNumber(), "glimmer.partial",
+                           axesAttr(want.partial));
     }
+    return success();
+  }
+  if (llvm::any_of(op->getOperands(), [&](Value v) {
+        return !layoutOf(v).tokenPartial().empty();
+      }))
+    return partitionPartialUse(op);
+  // The sequence-parallel constraints steer propagation and cut the
+  // residual stream, but never gather: the consumers reshard what they read
+  // (a column-parallel projection gathers its input itself, so that the
+  // gather's VJP sums the ranks' shares).
+  if (auto c = dyn_cast<ShardingConstraintOp>(op);
+      c && c->hasAttr("glimmer.sequence_parallel")) {
+    Value in = c.getInput(), out = c.getOutput();
+    RankedTensorType global = globalTypes.lookup(in);
+    // Copied first: inserting into the maps may move their entries.
+    Layout held = layoutOf(in), want = held;
+    Layout asked = Layout::of(c.getSharding(), global.getRank());
+    for (unsigned d = 0; d < want.dims.size(); ++d)
+      if (isPrefix(held.dims[d], asked.dims[d]))
+        want.dims[d] = asked.dims[d];
+    Value local = reshard(in, held, want, global, loc);
+    c.getInputMutable().assign(local);
+    globalTypes[local] = global;
+    globalTypes[out] = global;
+    layouts[local] = want;
+    layouts[out] = want;
+    out.setType(local.getType());
     return success();
   }
   auto it = rules.find(op);
@@ -305,9 +420,11 @@ LogicalResult Partitioner::partition(Operation *op) {
   };
   for (unsigned r = 0; r < op->getNumResults(); ++r)
     readFactors(propagated(op->getResult(r)), rule.getResults()[r]);
-  // Operands as they are held (their producers are partitioned already).
-  for (unsigned i = 0; i < numOperands; ++i)
-    readFactors(layoutOf(op->getOperand(i)), rule.getOperands()[i]);
+  // Operands as they are held (their producers are partitioned already),
+  // but a constraint's sharding says all: what it leaves whole is whole.
+  if (!isa<ShardingConstraintOp>(op))
+    for (unsigned i = 0; i < numOperands; ++i)
+      readFactors(layoutOf(op->getOperand(i)), rule.getOperands()[i]);
   // A factor split where some value of the op cannot show it (a minor
   // factor of a dimension whose major factor is not split completely, as
   // when a sequence split meets the merge of batch and sequence) is not
@@ -364,7 +481,7 @@ LogicalResult Partitioner::partition(Operation *op) {
     };
     Axes shares;
     for (StringRef a : splitBy)
-      if (!want.uses(a) && !gathered(a))
+      if (!isTokenAxis(a) && !want.uses(a) && !gathered(a))
         shares.push_back(a);
     if (!shares.empty() && isa<FloatType>(global.getElementType()))
       local = PvaryOp::create(b, loc, local.getType(), local, meshRef,
@@ -374,11 +491,37 @@ LogicalResult Partitioner::partition(Operation *op) {
     globalTypes.try_emplace(local, global);
   }
 
-  // Results: local types, and partial over the split contractions.
-  Axes partial;
+  // Results: local types, and partial over the split contractions. Over
+  // token axes only the loss may be a partial sum (each rank's share of
+  // it), and it must be one over every token axis: a loss whole on some
+  // ranks would be counted once per rank.
+  Axes partial, tokenReduced;
   for (auto [f, axes] : llvm::enumerate(factorAxes))
-    if (rule.getFactor(f).kind == FactorKind::Reduction)
+    if (rule.getFactor(f).kind == FactorKind::Reduction) {
       partial.append(axes);
+      for (StringRef a : axes)
+        if (isTokenAxis(a))
+          tokenReduced.push_back(a);
+    }
+  if (auto ce = dyn_cast<CrossEntropyOp>(op)) {
+    if (llvm::any_of(tokenAxes, [&](StringRef a) {
+          return !llvm::is_contained(tokenReduced, a);
+        })) {
+      tokenAxesError(op, tokenAxes) << "the loss is not split over every "
+                                       "token axis";
+      return failure();
+    }
+    if (!ce.getCount().use_empty() && !tokenReduced.empty()) {
+      tokenAxesError(op, tokenAxes)
+          << "its token count is used, but it counts this rank's tokens only";
+      return failure();
+    }
+  } else if (!tokenReduced.empty()) {
+    tokenAxesError(op, tokenReduced)
+        << "it sums over a dimension split over them (the batch or the "
+           "sequence), and only the loss may be such a partial sum";
+    return failure();
+  }
   for (auto [r, result] : llvm::enumerate(op->getResults())) {
     Layout l;
     l.dims = projectFactors(rule, rule.getResults()[r], factorAxes, mesh);
@@ -485,44 +628,94 @@ LogicalResult Partitioner::partition(Operation *op) {
   return success();
 }
 
+LogicalResult Partitioner::partitionPartialUse(Operation *op) {
+  SmallVector<unsigned> partialOperands;
+  Axes axes;
+  bool alike = true;
+  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+    Axes p = layoutOf(v).tokenPartial();
+    if (p.empty())
+      continue;
+    alike &= axes.empty() || axes == p;
+    axes = p;
+    partialOperands.push_back(i);
+  }
+  // Linear in the partial sum: the ranks' results still add up to the
+  // whole one.
+  unsigned n = partialOperands.size();
+  bool scales = isa<ConvertOp, NegOp>(op) || (isa<MulOp>(op) && n == 1) ||
+                (isa<DivOp>(op) && n == 1 && partialOperands[0] == 0) ||
+                (isa<AddOp, SubOp>(op) && n == op->getNumOperands() && alike);
+  if (!scales)
+    return op->emitOpError()
+           << "uses a value that is a partial sum over "
+           << llvm::join(axes, ", ")
+           << "; only scaling it (the loss) is supported";
+  // Every operand whole and replicated otherwise.
+  for (OpOperand &use : op->getOpOperands()) {
+    Value v = use.get();
+    RankedTensorType global = globalTypes.lookup(v);
+    Layout want = Layout::replicated(global.getRank());
+    want.partial = layoutOf(v).tokenPartial();
+    Value local = complete(v, layoutOf(v), want, global, op->getLoc());
+    if (local != v) {
+      use.set(local);
+      globalTypes.try_emplace(local, global);
+      layouts[local] = want;
+    }
+  }
+  for (Value r : op->getResults()) {
+    auto global = cast<RankedTensorType>(r.getType());
+    globalTypes[r] = global;
+    Layout l = Layout::replicated(global.getRank());
+    l.partial = axes;
+    layouts[r] = l;
+  }
+  return success();
+}
+
 LogicalResult Partitioner::run() {
   Block &body = func.getBody().front();
+  for (BlockArgument arg : body.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (type && isa<FloatType>(type.getElementType()) &&
+        func.getArgAttr(arg.getArgNumber(), "glimmer.param"))
+      trained.insert(arg);
+  }
+  for (Operation &op : body)
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return trained.contains(v); }))
+      trained.insert(op.getResults().begin(), op.getResults().end());
   for (Operation &op : body)
     if (auto iface = dyn_cast<ShardingRuleOpInterface>(op))
       rules[&op] = iface.getShardingRule();
   // Arguments: the rank's piece. The runtime cuts it from the full tensor
-  // along one dimension (glimmer.sharded_dim over glimmer.sharded_axes).
+  // as glimmer.sharded says (a block of every split dimension).
   for (BlockArgument arg : body.getArguments()) {
     auto global = cast<RankedTensorType>(arg.getType());
     globalTypes[arg] = global;
     Layout l = propagated(arg);
     layouts[arg] = l;
-    SmallVector<unsigned> split;
-    for (auto [d, axes] : llvm::enumerate(l.dims))
-      if (!axes.empty())
-        split.push_back(d);
-    if (!l.partial.empty() || split.size() > 1)
+    if (!l.partial.empty())
       return emitError(arg.getLoc())
              << "argument #" << arg.getArgNumber()
-             << " is sharded on more than one dimension or partial; the "
-                "runtime holds one split dimension per argument";
-    if (split.empty())
+             << " is a partial sum; the runtime binds whole tensors or "
+                "blocks of them";
+    if (l == Layout::replicated(global.getRank()))
       continue;
-    if (func.getArgAttr(arg.getArgNumber(), "glimmer.sharded_dim"))
+    if (func.getArgAttr(arg.getArgNumber(), "glimmer.sharded"))
       return emitError(arg.getLoc())
              << "argument #" << arg.getArgNumber()
-             << " is already a per-rank piece (glimmer.sharded_dim)";
-    func.setArgAttr(arg.getArgNumber(), "glimmer.sharded_dim",
-                    b.getI64IntegerAttr(split[0]));
-    func.setArgAttr(arg.getArgNumber(), "glimmer.sharded_axes",
-                    axesAttr(l.dims[split[0]]));
+             << " is already a per-rank piece (glimmer.sharded)";
+    func.setArgAttr(arg.getArgNumber(), "glimmer.sharded",
+                    func.getArgAttr(arg.getArgNumber(), "glimmer.sharding"));
     arg.setType(localType(global, l));
   }
   SmallVector<Operation *> ops;
   for (Operation &op : body)
     ops.push_back(&op);
   for (Operation *op : ops)
-    if (failed(partition(op)))
+    if (failed(partition(op)) || broken)
       return failure();
   // The program is per-rank now: the global-view annotations go. A
   // sharding constraint's operand was resharded to its sharding, so the
@@ -552,7 +745,8 @@ struct PartitionPass
     if (!spmd)
       return signalPassFailure();
     SpmdContext layout = spmd.getLayout();
-    if (layout.tp() == 1)
+    TokenAxes tokens = TokenAxes::of(layout);
+    if (layout.tp() == 1 && tokens.empty())
       return;
     MeshOp meshOp = requireMesh(module, getArgument());
     if (!meshOp)
@@ -561,7 +755,9 @@ struct PartitionPass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      if (failed(Partitioner(func, meshOp.getMesh(), meshRef).run()))
+      if (failed(Partitioner(func, meshOp.getMesh(), meshRef,
+                             Axes(tokens.all()))
+                     .run()))
         return signalPassFailure();
     }
   }

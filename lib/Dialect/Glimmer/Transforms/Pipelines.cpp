@@ -21,16 +21,19 @@ void glimmer::buildSpmdPipeline(OpPassManager &pm, llvm::StringRef layout,
   attach.layout = layout.str();
   pm.addPass(createGlimmerAttachSpmd(attach));
   pm.addPass(createGlimmerMaterializeMesh());
+  // The global view's own preparation: what needs the whole batch, then the
+  // CP permutation of everything computed from integer inputs.
+  pm.addPass(createGlimmerPrepareBatch());
   pm.addPass(createGlimmerPrepareCpInputs());
-  pm.addPass(createGlimmerPartitionTokens());
-  // The sharding engine (tensor parallelism so far): seed, propagate,
-  // partition. Each is a no-op without tp.
+  // The sharding engine: seed (token splits, TP plan, SP), propagate, seed
+  // the FSDP storage, partition. Each is a no-op when the layout splits
+  // nothing.
   GlimmerSeedShardingOptions seed;
   seed.tpPlan = tpPlan.str();
   pm.addPass(createGlimmerSeedSharding(seed));
   pm.addPass(createGlimmerPropagateSharding());
-  pm.addPass(createGlimmerPartition());
   pm.addPass(createGlimmerShardParams());
+  pm.addPass(createGlimmerPartition());
   // Pipeline stages last: each stage keeps the collectives of the other
   // axes that its ops carry.
   GlimmerSplitStagesOptions stages;
@@ -49,8 +52,8 @@ void glimmer::registerGlimmerPipelines() {
       "glimmer-spmd-pipeline",
       "Global view -> per-rank program for the SPMD layout (--spmd= or the "
       "module's glimmer.spmd): attach the layout, materialize the mesh, "
-      "prepare CP inputs, shard the batch over dp and the sequence over cp, "
-      "seed, propagate and partition tensor parallelism (sharding engine), "
-      "shard parameters over (dp_shard, cp) (FSDP), cut pipeline stages",
+      "prepare the batch and the CP inputs, then the sharding engine (seed "
+      "the token splits and the TP plan, propagate, seed FSDP storage over "
+      "(dp_shard, cp), partition), and cut pipeline stages",
       [](OpPassManager &pm) { buildSpmdPipeline(pm); });
 }

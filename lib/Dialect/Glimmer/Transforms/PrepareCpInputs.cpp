@@ -17,6 +17,91 @@ using namespace glimmer::detail;
 
 namespace {
 
+/// What an op does with the order of the sequence, for the message.
+std::string orderedUse(Operation *op) {
+  if (isa<SliceOp>(op))
+    return "a slice along the sequence";
+  if (isa<PadOp>(op))
+    return "padding along the sequence";
+  if (isa<ConcatOp>(op))
+    return "a concatenation along the sequence";
+  if (isa<CumsumOp>(op))
+    return "a cumulative sum along the sequence";
+  if (isa<ReshapeOp>(op))
+    return "a reshape splits the sequence dimension";
+  if (isa<AttentionOp>(op))
+    return "causal attention without positions masks by the tokens' order";
+  return "it reads the sequence in order";
+}
+
+/// The permutation reorders the tokens of every value the model computes:
+/// an op whose result depends on that order (a slice, a scan, a reshape
+/// that splits the sequence, attention masked by indices) would compute
+/// something else. Read off the ops' sharding rules: a sequence dimension
+/// must be one factor that passes through or is summed; one needed whole
+/// is fine only where the op is blind to the order (max/min reductions,
+/// softmax, attention's keys masked by explicit positions).
+LogicalResult checkTokenOrder(func::FuncOp func, const DenseSet<Value> &prep,
+                              const TokenDims &roles) {
+  // Only values computed from integer inputs are permuted: an argument of
+  // another kind along the sequence (a learned per-position table, a float
+  // mask) would meet the permuted tokens in its own order.
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || prep.contains(arg) || arg.use_empty())
+      continue;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (roles.role(arg, d) != TokenDims::Role::Sequence)
+        continue;
+      auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                    "glimmer.param");
+      InFlightDiagnostic diag = (*arg.getUsers().begin())->emitOpError();
+      diag << "cannot be partitioned over cp: argument #" << arg.getArgNumber();
+      if (name)
+        diag << " ('" << name.getValue() << "')";
+      diag << " runs along the sequence (dimension " << d
+           << ") but is not computed from integer inputs, so it cannot "
+              "follow the load-balancing permutation";
+      return failure();
+    }
+  }
+  WalkResult walk = func.walk([&](ShardingRuleOpInterface iface) {
+    Operation *op = iface;
+    if (op->getNumResults() > 0 &&
+        llvm::all_of(op->getResults(),
+                     [&](Value r) { return prep.contains(r); }))
+      return WalkResult::advance();
+    ShardingRule rule = iface.getShardingRule();
+    unsigned numOperands = op->getNumOperands();
+    auto attention = dyn_cast<AttentionOp>(op);
+    bool orderBlind =
+        isa<ReduceOp, SoftmaxOp>(op) ||
+        (attention && (attention.getQueryPositions() || !attention.getCausal()));
+    for (unsigned t = 0; t < rule.getNumTensors(); ++t) {
+      Value v = t < numOperands ? op->getOperand(t)
+                                : op->getResult(t - numOperands);
+      for (auto [d, fs] : llvm::enumerate(rule.getTensor(t))) {
+        if (roles.role(v, d) != TokenDims::Role::Sequence)
+          continue;
+        bool ordered =
+            fs.size() > 1 ||
+            (fs.size() == 1 &&
+             rule.getFactor(fs.front()).kind == FactorKind::NeedReplication &&
+             !orderBlind);
+        if (ordered) {
+          op->emitOpError() << "cannot be partitioned over cp: "
+                            << orderedUse(op)
+                            << ", whose order the load-balancing "
+                               "permutation changes";
+          return WalkResult::interrupt();
+        }
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 struct PrepareCpInputsPass
     : public glimmer::impl::GlimmerPrepareCpInputsBase<PrepareCpInputsPass> {
   void runOnOperation() override {
@@ -64,6 +149,9 @@ struct PrepareCpInputsPass
              << "cannot be partitioned over cp: it combines the batch and "
                 "the sequence of the token ids, so the sequence cannot be "
                 "told apart";
+
+    if (failed(checkTokenOrder(func, prep, roles)))
+      return failure();
 
     OpBuilder b(func.getContext());
     DenseMap<Value, Value> permuted;

@@ -12,8 +12,10 @@
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 
 #include "ShardingFactors.h"
+#include "TokenInputs.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -37,8 +39,11 @@ struct State {
   Axes partial;
   /// Seeds are never changed.
   bool fixed = false;
-  /// The propagation round that first gave it axes (lower wins a conflict).
-  unsigned priority = ~0u;
+  /// The propagation round that gave each dimension its axes (lower wins a
+  /// conflict): a dimension split by a later, lower-priority seed does not
+  /// outrank another value's split of the same factor because an earlier
+  /// seed made another of its dimensions (or its partial axes) split.
+  SmallVector<unsigned> priority;
 
   bool uses(StringRef axis) const {
     return llvm::is_contained(partial, axis) ||
@@ -74,7 +79,7 @@ public:
       st.dims.push_back(Axes(s.getDimAxes(d)));
     st.partial = Axes(s.getPartialAxes());
     st.fixed = true;
-    st.priority = round;
+    st.priority.assign(type.getRank(), round);
     states[v] = std::move(st);
     return success();
   }
@@ -88,6 +93,7 @@ public:
   void pinReplicated(Value v) {
     State st;
     st.dims.resize(cast<RankedTensorType>(v.getType()).getRank());
+    st.priority.assign(st.dims.size(), ~0u);
     st.fixed = true;
     states[v] = std::move(st);
   }
@@ -161,67 +167,68 @@ private:
     SmallVector<Axes> factorAxes(numFactors);
     SmallVector<bool> decided(numFactors, false);
     llvm::StringSet<> taken;
-    // Values sharded by higher-priority seeds decide first.
-    SmallVector<unsigned> order =
-        llvm::to_vector(llvm::seq<unsigned>(0, rule.getNumTensors()));
-    auto priorityOf = [&](unsigned t) {
-      auto it = states.find(valueOf(t));
-      return it == states.end() ? ~0u : it->second.priority;
-    };
-    llvm::stable_sort(order, [&](unsigned a, unsigned b) {
-      return priorityOf(a) < priorityOf(b);
-    });
-    for (unsigned t : order) {
+    // Dimensions split by higher-priority seeds decide first.
+    SmallVector<std::tuple<unsigned, unsigned, unsigned>> order;
+    for (unsigned t = 0; t < rule.getNumTensors(); ++t) {
       auto it = states.find(valueOf(t));
       if (it == states.end())
         continue;
-      for (auto [d, fs] : llvm::enumerate(rule.getTensor(t))) {
-        const Axes &axes = it->second.dims[d];
-        if (fs.empty() || axes.empty())
+      for (unsigned d = 0; d < it->second.dims.size(); ++d)
+        if (!it->second.dims[d].empty())
+          order.push_back({it->second.priority[d], t, d});
+    }
+    llvm::stable_sort(order, [](const auto &a, const auto &b) {
+      return std::get<0>(a) < std::get<0>(b);
+    });
+    for (auto [prio, t, d] : order) {
+      (void)prio;
+      auto it = states.find(valueOf(t));
+      ArrayRef<unsigned> fs = rule.getTensor(t)[d];
+      const Axes &axes = it->second.dims[d];
+      if (fs.empty())
+        continue;
+      std::optional<SmallVector<Axes>> maybeSplit =
+          splitOverFactors(axes, fs, rule, mesh);
+      if (!maybeSplit) {
+        conflict(op, t, numOperands, d,
+                 "is split over " + axesText(axes) +
+                     ", which does not divide its factors; it will be "
+                     "resharded");
+        continue;
+      }
+      SmallVector<Axes> &split = *maybeSplit;
+      for (auto [k, f] : llvm::enumerate(fs)) {
+        if (split[k].empty())
           continue;
-        std::optional<SmallVector<Axes>> maybeSplit =
-            splitOverFactors(axes, fs, rule, mesh);
-        if (!maybeSplit) {
+        if (rule.getFactor(f).kind == FactorKind::NeedReplication) {
           conflict(op, t, numOperands, d,
-                   "is split over " + axesText(axes) +
-                       ", which does not divide its factors; it will be "
-                       "resharded");
+                   "is split over " + axesText(split[k]) +
+                       " where the op needs the whole extent; it will be "
+                       "resharded to replicated");
           continue;
         }
-        SmallVector<Axes> &split = *maybeSplit;
-        for (auto [k, f] : llvm::enumerate(fs)) {
-          if (split[k].empty())
-            continue;
-          if (rule.getFactor(f).kind == FactorKind::NeedReplication) {
+        if (decided[f]) {
+          if (factorAxes[f] != split[k])
             conflict(op, t, numOperands, d,
                      "is split over " + axesText(split[k]) +
-                         " where the op needs the whole extent; it will be "
-                         "resharded to replicated");
-            continue;
-          }
-          if (decided[f]) {
-            if (factorAxes[f] != split[k])
-              conflict(op, t, numOperands, d,
-                       "is split over " + axesText(split[k]) +
-                           " but another value of the op splits the same "
-                           "factor over " +
-                           axesText(factorAxes[f]) +
-                           "; it will be resharded");
-            continue;
-          }
-          if (llvm::any_of(split[k],
-                           [&](StringRef a) { return taken.contains(a); })) {
-            conflict(op, t, numOperands, d,
-                     "is split over " + axesText(split[k]) +
-                         ", axes another factor of the op already uses; it "
-                         "will be resharded");
-            continue;
-          }
-          factorAxes[f] = split[k];
-          decided[f] = true;
-          for (StringRef a : split[k])
-            taken.insert(a);
+                         " but another value of the op splits the same "
+                         "factor over " +
+                         axesText(factorAxes[f]) +
+                         "; it will be resharded");
+          continue;
         }
+        if (llvm::any_of(split[k],
+                         [&](StringRef a) { return taken.contains(a); })) {
+          conflict(op, t, numOperands, d,
+                   "is split over " + axesText(split[k]) +
+                       ", axes another factor of the op already uses; it "
+                       "will be resharded");
+          continue;
+        }
+        factorAxes[f] = split[k];
+        decided[f] = true;
+        for (StringRef a : split[k])
+          taken.insert(a);
       }
     }
 
@@ -238,10 +245,19 @@ private:
             proposed.partial.append(factorAxes[f]);
       if (proposed.isReplicated())
         continue;
+      // Arguments are bound whole or by their seeds: the runtime holds no
+      // argument split over the token axes (parameters are the same on
+      // every data-parallel rank; their FSDP storage is a seed of its own).
+      if (isa<BlockArgument>(v))
+        for (Axes &axes : proposed.dims)
+          if (llvm::any_of(axes, isTokenAxis))
+            axes.clear();
       auto [it, inserted] = states.try_emplace(v);
       State &st = it->second;
-      if (inserted)
+      if (inserted) {
         st.dims.resize(tensor.size());
+        st.priority.assign(tensor.size(), ~0u);
+      }
       if (st.fixed)
         continue;
       for (auto [d, axes] : llvm::enumerate(proposed.dims)) {
@@ -249,14 +265,13 @@ private:
             llvm::any_of(axes, [&](StringRef a) { return st.uses(a); }))
           continue;
         st.dims[d] = axes;
-        st.priority = std::min(st.priority, round);
+        st.priority[d] = round;
         changed = true;
       }
       if (st.partial.empty() && !proposed.partial.empty() &&
           llvm::none_of(proposed.partial,
                         [&](StringRef a) { return st.uses(a); })) {
         st.partial = proposed.partial;
-        st.priority = std::min(st.priority, round);
         changed = true;
       }
     }
@@ -278,10 +293,11 @@ struct PropagateShardingPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // In the SPMD pipeline the engine partitions tensor parallelism only:
-    // with a recorded layout without tp, glimmer-partition does nothing, so
-    // there is nothing to annotate for it.
-    if (SpmdAttr spmd = getRecordedSpmd(module); spmd && spmd.getLayout().tp() == 1)
+    // With a recorded layout that splits nothing but pipeline stages,
+    // glimmer-partition does nothing, so there is nothing to annotate.
+    if (SpmdAttr spmd = getRecordedSpmd(module);
+        spmd && spmd.getLayout().tp() == 1 &&
+        TokenAxes::of(spmd.getLayout()).empty())
       return;
     MeshOp meshOp = requireMesh(module, getArgument());
     if (!meshOp)
@@ -296,8 +312,12 @@ struct PropagateShardingPass
       func.walk([&](Operation *op) { ops.push_back(op); });
 
       // Seeds by priority: the user's constraints, the parameter plan,
-      // the sequence-parallel constraints (so the residual stream's split
-      // never overrides the plan inside a block), data inputs.
+      // the sequence-parallel residual stream (after the plan, so its split
+      // never overrides it inside a block; it names the token axes too),
+      // the column-parallel inputs whole over tp, the token splits (these
+      // two after the stream: their sequence split over cp alone would
+      // reach the stream's norms first and keep tp out of them), data
+      // inputs.
       auto isParam = [&](unsigned i) {
         return func.getArgAttr(i, "glimmer.param") ||
                func.getArgAttr(i, "glimmer.buffer");
@@ -305,11 +325,34 @@ struct PropagateShardingPass
       for (unsigned i = 0; i < func.getNumArguments(); ++i)
         if (!isParam(i) && !func.getArgAttr(i, "glimmer.sharding"))
           prop.pinReplicated(func.getArgument(i));
-      auto seedConstraints = [&](bool sequenceParallel) {
+      // What every rank computes from integer inputs stays whole: it is cut
+      // where the token-split seeds say (splat constants are the same
+      // whole or cut, and are rebuilt at their local shapes).
+      for (Value v : computePrepValues(func)) {
+        DenseElementsAttr splat;
+        if (isa<RankedTensorType>(v.getType()) &&
+            !(matchPattern(v, m_Constant(&splat)) && splat.isSplat()))
+          prop.pinReplicated(v);
+      }
+      // The sequence-parallel constraints are of two kinds: the residual
+      // stream split over tp, and the column-parallel inputs whole over tp.
+      enum class Kind { User, TokenSplit, SequenceSplit, SequenceWhole };
+      auto kindOf = [](ShardingConstraintOp c) {
+        if (c->getAttr("glimmer.token_split"))
+          return Kind::TokenSplit;
+        if (c->getAttr("glimmer.sequence_parallel")) {
+          ShardingAttr s = c.getSharding();
+          for (unsigned d = 0; d < s.getDims().size(); ++d)
+            if (llvm::is_contained(s.getDimAxes(d), "tp"))
+              return Kind::SequenceSplit;
+          return Kind::SequenceWhole;
+        }
+        return Kind::User;
+      };
+      auto seedConstraints = [&](Kind kind) {
         for (Operation *op : ops)
           if (auto c = dyn_cast<ShardingConstraintOp>(op))
-            if (bool(c->getAttr("glimmer.sequence_parallel")) ==
-                    sequenceParallel &&
+            if (kindOf(c) == kind &&
                 failed(prop.seed(c.getOutput(), c.getSharding(), c.getLoc())))
               return failure();
         return success();
@@ -325,13 +368,16 @@ struct PropagateShardingPass
         }
         return success();
       };
-      for (unsigned round = 0; round < 4; ++round) {
+      for (unsigned round = 0; round < 6; ++round) {
         if (round > 0)
           prop.nextRound();
-        LogicalResult seeded = round == 0   ? seedConstraints(false)
-                               : round == 1 ? seedArguments(true)
-                               : round == 2 ? seedConstraints(true)
-                                            : seedArguments(false);
+        LogicalResult seeded =
+            round == 0   ? seedConstraints(Kind::User)
+            : round == 1 ? seedArguments(true)
+            : round == 2 ? seedConstraints(Kind::SequenceSplit)
+            : round == 3 ? seedConstraints(Kind::SequenceWhole)
+            : round == 4 ? seedConstraints(Kind::TokenSplit)
+                         : seedArguments(false);
         if (failed(seeded))
           return signalPassFailure();
         prop.run(ops);

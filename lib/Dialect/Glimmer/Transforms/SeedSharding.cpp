@@ -11,8 +11,11 @@
 
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 
+#include "Seeds.h"
+
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/GlobPattern.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -26,6 +29,7 @@ namespace glimmer {
 
 using namespace mlir;
 using namespace glimmer;
+using namespace glimmer::detail;
 
 namespace {
 
@@ -52,7 +56,7 @@ struct Projection {
 bool isTransparent(Operation *op) {
   return op->hasTrait<OpTrait::Elementwise>() ||
          isa<ReshapeOp, TransposeOp, SliceOp, BroadcastInDimOp, ConcatOp,
-             ConvertOp, RopeOp, SelectOp>(op);
+             ConvertOp, RopeOp, SelectOp, ShardingConstraintOp>(op);
 }
 
 /// Why the default plan makes a projection column-parallel.
@@ -260,17 +264,22 @@ struct SeedShardingPass
   /// glimmer.sequence_parallel: propagation ranks them below the TP plan.
   void seedSequenceParallel(func::FuncOp func,
                             const DenseSet<Operation *> &columnParallel,
-                            int64_t tp, FlatSymbolRefAttr mesh) {
+                            int64_t tp, FlatSymbolRefAttr mesh,
+                            const TokenDims *roles, const TokenAxes &tokens) {
     MLIRContext *ctx = func.getContext();
     OpBuilder b(ctx);
-    auto splitAlong = [&](RankedTensorType type, int64_t seq) {
-      SmallVector<Attribute> dims;
-      for (int64_t d = 0; d < type.getRank(); ++d)
-        dims.push_back(d == seq
-                           ? ArrayAttr::get(ctx, {StringAttr::get(ctx, "tp")})
-                           : ArrayAttr::get(ctx, {}));
-      return ShardingAttr::get(ctx, mesh, ArrayAttr::get(ctx, dims),
-                               ArrayAttr::get(ctx, {}));
+    // The value's token split (its batch and sequence over the data and
+    // context axes), with tp added minor to it along dimension `seq` (none
+    // for -1): under cp the residual stream is split over cp x tp, and a
+    // column-parallel input over cp.
+    auto splitAlong = [&](Value v, int64_t seq) {
+      int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+      SmallVector<SmallVector<StringRef, 2>> dims(rank);
+      if (roles)
+        dims = tokenSplit(*roles, v, tokens);
+      if (seq >= 0)
+        dims[seq].push_back("tp");
+      return shardingOf(ctx, mesh, dims);
     };
     auto constrain = [&](Value v, ShardingAttr s, Location loc) {
       auto c = ShardingConstraintOp::create(b, loc, v, s);
@@ -310,8 +319,8 @@ struct SeedShardingPass
         if (seq < 0 || type.getDimSize(seq) % tp != 0)
           continue;
         b.setInsertionPointAfter(add);
-        auto split = constrain(add.getResult(), splitAlong(type, seq),
-                               add.getLoc());
+        auto split = constrain(add.getResult(),
+                               splitAlong(add.getResult(), seq), add.getLoc());
         add.getResult().replaceAllUsesExcept(split, split);
       }
     // Column-parallel inputs, whole (one constraint per input value).
@@ -325,8 +334,7 @@ struct SeedShardingPass
           b.setInsertionPointAfter(def);
         else
           b.setInsertionPointToStart(&func.getBody().front());
-        auto type = cast<RankedTensorType>(x.getType());
-        it = whole.insert({x, constrain(x, splitAlong(type, -1), linear.getLoc())})
+        it = whole.insert({x, constrain(x, splitAlong(x, -1), linear.getLoc())})
                  .first;
       }
       linear.getInputMutable().assign(it->second);
@@ -344,9 +352,11 @@ struct SeedShardingPass
                                MutableArrayRef<PlanEntry> plan, int64_t tp,
                                ShardingFn sharding) {
     auto isDataInput = [&](Value ids) {
-      // Through the CP permutation and the batch and sequence splits.
+      // Through the micro-batch cut, the CP permutation and the batch and
+      // sequence splits.
       while (Operation *def = ids.getDefiningOp()) {
-        if (!isa<CpPermuteOp, LocalShardOp, ReshapeOp>(def))
+        if (!isa<CpPermuteOp, MicrobatchSliceOp, ShardingConstraintOp,
+                 LocalShardOp, ReshapeOp>(def))
           return false;
         ids = def->getOperand(0);
       }
@@ -401,7 +411,8 @@ struct SeedShardingPass
       return signalPassFailure();
     SpmdContext layout = spmd.getLayout();
     int64_t tp = layout.tp();
-    if (tp == 1)
+    TokenAxes tokenAxes = TokenAxes::of(layout);
+    if (tp == 1 && tokenAxes.empty())
       return;
     if (!requireMesh(module, getArgument()))
       return signalPassFailure();
@@ -423,6 +434,57 @@ struct SeedShardingPass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
+      // The token ids' batch and sequence, read before any seed changes
+      // the program.
+      std::optional<TokenDims> roles;
+      if (Value tokens = findTokens(func))
+        roles.emplace(func, tokens);
+      if (!tokenAxes.empty()) {
+        if (!roles) {
+          func.emitError()
+              << "'" << getArgument()
+              << "': cannot find the token ids (a rank-2 integer argument "
+                 "used by glimmer.embedding) that define the batch and "
+                 "sequence to split";
+          return signalPassFailure();
+        }
+        if (Operation *mixer = roles->mixingOp()) {
+          mixer->emitOpError()
+              << "cannot be partitioned over "
+              << llvm::join(tokenAxes.all(), ", ")
+              << ": it combines the batch and the sequence of the token ids, "
+                 "so neither can be split";
+          return signalPassFailure();
+        }
+      }
+      if (tp > 1 && failed(seedTensorParallel(func, plan, tp, mesh, sharding,
+                                                layout, roles ? &*roles : nullptr,
+                                                tokenAxes)))
+        return signalPassFailure();
+      if (!tokenAxes.empty() &&
+          failed(seedTokenSplits(func, *roles, tokenAxes, mesh)))
+        return signalPassFailure();
+    }
+    for (const PlanEntry &e : plan)
+      if (!e.used) {
+        module.emitError() << "the TP plan pattern '" << e.pattern
+                           << "' matches no linear weight or embedding "
+                              "table; they are named by their state_dict "
+                              "keys (e.g. 'layers.0.attention.wq.weight')";
+        return signalPassFailure();
+      }
+  }
+
+  /// The tensor-parallel seeds of one function: the plan's weights and
+  /// tables, replicated key/value heads, and with sp the residual stream.
+  template <typename ShardingFn>
+  LogicalResult seedTensorParallel(func::FuncOp func,
+                                   MutableArrayRef<PlanEntry> plan, int64_t tp,
+                                   FlatSymbolRefAttr mesh, ShardingFn sharding,
+                                   const SpmdContext &layout,
+                                   const TokenDims *roles,
+                                   const TokenAxes &tokenAxes) {
+    {
       SmallVector<Projection> projections;
       func.walk([&](LinearOp op) {
         auto weight = dyn_cast<BlockArgument>(op.getWeight());
@@ -480,7 +542,7 @@ struct SeedShardingPass
               d << " or a multiple of it (key/value heads are then "
                    "replicated)";
             d << " (or replicate it with --tp-plan)";
-            return signalPassFailure();
+            return failure();
           }
           if (features % tp != 0 && reach.kind == Reach::Loss) {
             p.op.emitError()
@@ -489,7 +551,7 @@ struct SeedShardingPass
                 << "' over tp = " << tp
                 << " (vocab-parallel): choose a tp that divides " << features
                 << " (or replicate it with --tp-plan)";
-            return signalPassFailure();
+            return failure();
           }
           if (features % tp != 0) {
             p.op.emitError()
@@ -497,7 +559,7 @@ struct SeedShardingPass
                 << " output features of '" << p.name << "' over tp = " << tp
                 << " (column-parallel): choose a tp that divides " << features
                 << " (or replicate it with --tp-plan)";
-            return signalPassFailure();
+            return failure();
           }
         } else if (inputs % tp != 0) {
           p.op.emitError()
@@ -505,7 +567,7 @@ struct SeedShardingPass
               << p.name << "' over tp = " << tp
               << " (row-parallel): choose a tp that divides " << inputs
               << " (or replicate it with --tp-plan)";
-          return signalPassFailure();
+          return failure();
         }
         if (*style == Style::Colwise)
           columnParallel.insert(p.op);
@@ -525,21 +587,15 @@ struct SeedShardingPass
       }
       for (AttentionOp attention : repeatKeyValue)
         if (failed(repeatKeyValueHeads(attention, tp)))
-          return signalPassFailure();
+          return failure();
       repeatKeyValue.clear();
       if (failed(seedEmbeddings(func, plan, tp, sharding)))
-        return signalPassFailure();
+        return failure();
       if (layout.sp)
-        seedSequenceParallel(func, columnParallel, tp, mesh);
+        seedSequenceParallel(func, columnParallel, tp, mesh, roles,
+                             tokenAxes);
     }
-    for (const PlanEntry &e : plan)
-      if (!e.used) {
-        module.emitError() << "the TP plan pattern '" << e.pattern
-                           << "' matches no linear weight or embedding "
-                              "table; they are named by their state_dict "
-                              "keys (e.g. 'layers.0.attention.wq.weight')";
-        return signalPassFailure();
-      }
+    return success();
   }
 };
 

@@ -1,18 +1,21 @@
-//===- ShardParams.cpp - FSDP: parameters sharded over (dp_shard, cp) -----===//
+//===- ShardParams.cpp - FSDP: parameter storage over (dp_shard, cp) ------===//
 //
-// With dp_shard > 1 each rank keeps only its piece of every parameter (and,
-// through @apply_step, of its gradient and optimizer state): dimension 0 is
-// split over the group dp_shard x cp, as torchtitan does, since the cp ranks
-// of a data-parallel replica hold the same parameters and can share their
-// storage too. The forward all-gathers a parameter right before its first
-// use; autodiff turns that all_gather into a reduce_scatter, which gives
-// each rank the sum over the group of its piece's gradient. With tensor
-// parallelism a parameter's tensor-parallel piece is FSDP-split further
-// along the dimension tp splits.
+// The storage seed of the sharding engine. With dp_shard > 1 each rank
+// keeps only its piece of every parameter (and, through @apply_step, of its
+// gradient and optimizer state): the group dp_shard x cp, as torchtitan
+// does, since the cp ranks of a data-parallel replica hold the same
+// parameters and can share their storage too. Storage is not how the
+// parameter is computed with: the argument's sharding becomes the storage
+// one, and a sharding constraint before the first use keeps the sharding
+// propagation gave it, so the partitioner's reshard all-gathers it there
+// (autodiff turns that into a reduce-scatter of its gradient). Dimension 0
+// is split, minor to tp where tp splits it: TP x FSDP weights are 2-D.
 //
 //===----------------------------------------------------------------------===//
 
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+
+#include "ShardingFactors.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
@@ -24,6 +27,7 @@ namespace glimmer {
 
 using namespace mlir;
 using namespace glimmer;
+using namespace glimmer::detail;
 
 namespace {
 
@@ -37,22 +41,23 @@ struct ShardParamsPass
     SpmdContext layout = spmd.getLayout();
     if (layout.dpShard() == 1)
       return;
-    if (!requireMesh(module, getArgument()))
+    MeshOp mesh = requireMesh(module, getArgument());
+    if (!mesh)
       return signalPassFailure();
-    SmallVector<StringRef> axes{"dp_shard"};
+    Axes axes{"dp_shard"};
     if (layout.cp() > 1)
       axes.push_back("cp");
-    int64_t group = layout.dpShard() * layout.cp();
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal())
-        shardFunction(func, axes, group);
+        shardFunction(func, axes, mesh.getMesh());
   }
 
   void shardFunction(func::FuncOp func, ArrayRef<StringRef> axes,
-                     int64_t group) {
-    OpBuilder b(func.getContext());
-    auto mesh = FlatSymbolRefAttr::get(func.getContext(), "mesh");
-    ArrayAttr axesAttr = b.getStrArrayAttr(axes);
+                     MeshAttr mesh) {
+    MLIRContext *ctx = func.getContext();
+    OpBuilder b(ctx);
+    auto meshRef = FlatSymbolRefAttr::get(ctx, "mesh");
+    int64_t group = axesSize(axes, mesh);
     Block &body = func.getBody().front();
     SmallVector<std::string> replicated;
     for (BlockArgument arg : func.getArguments()) {
@@ -61,36 +66,53 @@ struct ShardParamsPass
       auto type = dyn_cast<RankedTensorType>(arg.getType());
       if (!name || !type || !isa<FloatType>(type.getElementType()))
         continue;
-      // A tensor-parallel piece (split on one dimension over tp) is split
-      // further along the same dimension, minor to the tp split: its FSDP
-      // pieces gather back to the tensor-parallel piece, and the rank holds
-      // 1/(tp * group) of the parameter.
-      int64_t dim = 0;
-      SmallVector<StringRef> pieceAxes;
-      if (auto d = func.getArgAttrOfType<IntegerAttr>(i, "glimmer.sharded_dim")) {
-        dim = d.getInt();
-        for (Attribute a :
-             func.getArgAttrOfType<ArrayAttr>(i, "glimmer.sharded_axes"))
-          pieceAxes.push_back(cast<StringAttr>(a).getValue());
-        if (llvm::any_of(pieceAxes, [&](StringRef a) {
-              return llvm::is_contained(axes, a);
-            }))
-          continue;
+      // The sharding the parameter is computed with (propagation's).
+      SmallVector<Axes> compute(type.getRank());
+      auto given = func.getArgAttrOfType<ShardingAttr>(i, "glimmer.sharding");
+      if (given)
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          compute[d] = Axes(given.getDimAxes(d));
+      // A storage split already given over the group's axes (a user's) is
+      // kept; the parameter is computed with the rest of it.
+      SmallVector<Axes> storage = compute;
+      bool givenStorage = false;
+      for (Axes &x : compute) {
+        size_t before = x.size();
+        llvm::erase_if(x, [&](StringRef a) { return llvm::is_contained(axes, a); });
+        givenStorage |= x.size() != before;
       }
-      if (type.getRank() == 0 || type.getDimSize(dim) % group != 0) {
+      // Storage is split along dimension 0, as torchtitan's FSDP does, minor
+      // to a tensor-parallel split of it (a column-parallel weight's rows):
+      // the FSDP pieces gather back to the tensor-parallel piece, and the
+      // rank holds 1/(tp * group) of the parameter; a row-parallel weight is
+      // then split on both dimensions.
+      int64_t dim = 0;
+      if (givenStorage) {
+        // as given
+      } else if (type.getRank() == 0 ||
+                 type.getDimSize(dim) %
+                         (axesSize(compute[dim], mesh) * group) !=
+                     0) {
         std::string entry;
         llvm::raw_string_ostream os(entry);
-        os << "'" << name.getValue() << "' (" << type << ")";
+        os << "'" << name.getValue() << "' (" << type;
+        if (type.getRank() > 0 && !compute[dim].empty())
+          os << ", already split over " << llvm::join(compute[dim], ", ")
+             << ": " << axesSize(compute[dim], mesh) * group << " pieces";
+        os << ")";
         replicated.push_back(entry);
         continue;
+      } else {
+        storage[dim].append(axes.begin(), axes.end());
       }
-      SmallVector<int64_t> shape(type.getShape());
-      shape[dim] /= group;
-      auto local = RankedTensorType::get(shape, type.getElementType());
-      arg.setType(local);
-      pieceAxes.append(axes.begin(), axes.end());
-      func.setArgAttr(i, "glimmer.sharded_dim", b.getI64IntegerAttr(dim));
-      func.setArgAttr(i, "glimmer.sharded_axes", b.getStrArrayAttr(pieceAxes));
+      auto attr = [&](ArrayRef<Axes> dims) {
+        SmallVector<Attribute> list;
+        for (const Axes &d : dims)
+          list.push_back(b.getStrArrayAttr(d));
+        return ShardingAttr::get(ctx, meshRef, b.getArrayAttr(list),
+                                 b.getArrayAttr({}));
+      };
+      func.setArgAttr(i, "glimmer.sharding", attr(storage));
       if (arg.use_empty())
         continue;
       // Gathered where it is first needed, not at entry: a runtime that
@@ -103,20 +125,19 @@ struct ShardParamsPass
           first = inBody;
       }
       b.setInsertionPoint(first);
-      auto gathered = AllGatherOp::create(b, arg.getLoc(), type, arg, mesh,
-                                          axesAttr, b.getI64IntegerAttr(dim));
-      arg.replaceAllUsesExcept(gathered, gathered);
+      auto use =
+          ShardingConstraintOp::create(b, arg.getLoc(), arg, attr(compute));
+      arg.replaceAllUsesExcept(use, use);
     }
-    func.setType(b.getFunctionType(body.getArgumentTypes(),
-                                   func.getResultTypes()));
     // On the location, not the op: a remark is informational and should
     // not print the whole function with it.
     if (!replicated.empty())
-      emitRemark(func.getLoc()) << "FSDP over " << llvm::join(axes, " x ") << " ("
-                        << group << " ranks) keeps " << replicated.size()
-                        << " parameter" << (replicated.size() == 1 ? "" : "s")
-                        << " replicated (dimension 0 not divisible by "
-                        << group << "): " << llvm::join(replicated, ", ");
+      emitRemark(func.getLoc())
+          << "FSDP over " << llvm::join(axes, " x ") << " (" << group
+          << " ranks) keeps " << replicated.size() << " parameter"
+          << (replicated.size() == 1 ? "" : "s")
+          << " replicated (dimension 0 not divisible by " << group
+          << "): " << llvm::join(replicated, ", ");
   }
 };
 

@@ -2,9 +2,18 @@
 
 #include "ShardingFactors.h"
 
+#include "glimmer/Spmd/SpmdContext.h"
+
 using namespace mlir;
 using namespace glimmer;
 using namespace glimmer::detail;
+
+bool glimmer::detail::isTokenAxis(StringRef axis) {
+  std::optional<MeshAxis> a =
+      meshAxisFromName(std::string_view(axis.data(), axis.size()));
+  return a && (*a == MeshAxis::DpReplicate || *a == MeshAxis::DpShard ||
+               *a == MeshAxis::Cp);
+}
 
 int64_t glimmer::detail::axesSize(ArrayRef<StringRef> axes, MeshAttr mesh) {
   int64_t p = 1;

@@ -35,6 +35,10 @@ llvm::SmallVector<Axes> projectFactors(const ShardingRule &rule,
                                        llvm::ArrayRef<Axes> factorAxes,
                                        MeshAttr mesh);
 
+/// Whether `axis` splits the tokens (dp_replicate, dp_shard, cp): over these
+/// axes each rank's loss is a share of the whole, a partial sum.
+bool isTokenAxis(llvm::StringRef axis);
+
 /// The product of the axes' sizes.
 int64_t axesSize(llvm::ArrayRef<llvm::StringRef> axes, MeshAttr mesh);
 

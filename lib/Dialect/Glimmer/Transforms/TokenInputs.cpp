@@ -16,11 +16,14 @@ static bool isIntegerTensor(Type t) {
 Value glimmer::detail::findTokens(func::FuncOp func) {
   SmallVector<Value> candidates;
   func.walk([&](EmbeddingOp e) {
-    // Seen through the CP permutation, so that the partitioner finds them
-    // after glimmer-prepare-cp-inputs.
+    // Seen through the micro-batch cut, the CP permutation and the data
+    // seeds, so that every SPMD pass finds them after the ones before it.
     Value ids = e.getIds();
-    if (auto permute = ids.getDefiningOp<CpPermuteOp>())
-      ids = permute.getInput();
+    while (Operation *def = ids.getDefiningOp()) {
+      if (!isa<CpPermuteOp, MicrobatchSliceOp, ShardingConstraintOp>(def))
+        break;
+      ids = def->getOperand(0);
+    }
     auto arg = dyn_cast<BlockArgument>(ids);
     if (arg && cast<RankedTensorType>(arg.getType()).getRank() == 2 &&
         !llvm::is_contained(candidates, arg))
@@ -48,8 +51,12 @@ llvm::DenseSet<Value> glimmer::detail::computePrepValues(func::FuncOp func) {
                                  [&](Value v) { return prep.contains(v); });
     if (!fromPrep)
       continue;
+    // Data movement of a prep value (a folded position table cut to the
+    // micro-batch, permuted, reshaped around the permutation) is prep
+    // whatever its type: it stays on the full batch until it is cut.
+    bool moves = isa<CpPermuteOp, MicrobatchSliceOp, ReshapeOp>(op);
     for (Value r : op.getResults())
-      if (isIntegerTensor(r.getType()))
+      if (moves || isIntegerTensor(r.getType()))
         prep.insert(r);
   }
   return prep;
@@ -124,6 +131,11 @@ TokenDims::TokenDims(func::FuncOp func, Value tokens) {
         merged.push_back(std::move(m));
       }
     }
+    // A micro-batch of the batch is still the batch (and the sequence
+    // passes through).
+    if (auto slice = dyn_cast<MicrobatchSliceOp>(op))
+      classes.unionSets(node(slice.getInput(), slice.getDim()),
+                        node(slice.getOutput(), slice.getDim()));
     if (!mixer && mixesTokens())
       mixer = op;
   });
@@ -180,5 +192,46 @@ SmallVector<int64_t> TokenDims::sequenceDims(Value v) const {
   for (int64_t d = 0; d < cast<RankedTensorType>(v.getType()).getRank(); ++d)
     if (role(v, d) == Role::Sequence)
       dims.push_back(d);
+  return dims;
+}
+
+TokenAxes TokenAxes::of(const SpmdContext &layout) {
+  TokenAxes axes;
+  for (MeshAxis axis : {MeshAxis::DpReplicate, MeshAxis::DpShard, MeshAxis::Cp})
+    if (layout.degree(axis) > 1) {
+      std::string_view name = meshAxisName(axis);
+      (axis == MeshAxis::Cp ? axes.sequence : axes.batch)
+          .push_back(StringRef(name.data(), name.size()));
+    }
+  return axes;
+}
+
+SmallVector<StringRef, 3> TokenAxes::all() const {
+  SmallVector<StringRef, 3> out(batch.begin(), batch.end());
+  out.append(sequence.begin(), sequence.end());
+  return out;
+}
+
+SmallVector<SmallVector<StringRef, 2>>
+glimmer::detail::tokenSplit(const TokenDims &roles, Value v,
+                            const TokenAxes &axes) {
+  int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+  SmallVector<SmallVector<StringRef, 2>> dims(rank);
+  bool sequenceSeen = false;
+  for (int64_t d = 0; d < rank; ++d) {
+    switch (roles.role(v, d)) {
+    case TokenDims::Role::Batch:
+    case TokenDims::Role::FlattenedTokens:
+      dims[d] = axes.batch;
+      break;
+    case TokenDims::Role::Sequence:
+      if (!sequenceSeen)
+        dims[d] = axes.sequence;
+      sequenceSeen = true;
+      break;
+    case TokenDims::Role::Other:
+      break;
+    }
+  }
   return dims;
 }

@@ -1,9 +1,11 @@
 //===- TokenInputs.h - What the SPMD passes agree a token tensor is -*- C++ -*-===//
 //
-// glimmer-prepare-cp-inputs and glimmer-partition-tokens must agree on which
-// values are computed from integer inputs on the full batch and sequence,
-// and on which of them are token-side (carry the batch and the sequence):
-// the first permutes those values, the second shards them. Both ask here.
+// The SPMD passes must agree on which values are computed from integer
+// inputs on the full batch and sequence, and on which of their dimensions
+// are the batch and the sequence: glimmer-prepare-batch cuts them to the
+// micro-batch, glimmer-prepare-cp-inputs permutes them, glimmer-seed-sharding
+// seeds their splits over the data and context axes, and propagation keeps
+// them whole until then. All ask here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,7 @@
 #define GLIMMER_LIB_DIALECT_GLIMMER_TRANSFORMS_TOKENINPUTS_H
 
 #include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
+#include "glimmer/Spmd/SpmdContext.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/EquivalenceClasses.h"
@@ -82,6 +85,25 @@ private:
   llvm::DenseSet<unsigned> flattened;
   mlir::Operation *mixer = nullptr;
 };
+
+/// The mesh axes the tokens are split over: the data-parallel axes of
+/// degree > 1 over the batch (mesh order), cp over the sequence. Over these
+/// axes the loss is a per-rank partial sum.
+struct TokenAxes {
+  llvm::SmallVector<llvm::StringRef, 2> batch, sequence;
+
+  static TokenAxes of(const SpmdContext &layout);
+  bool empty() const { return batch.empty() && sequence.empty(); }
+  /// Every token axis, in mesh order.
+  llvm::SmallVector<llvm::StringRef, 3> all() const;
+};
+
+/// The axes of each dimension of `v` where the tokens are split: its batch
+/// over the batch axes, its first sequence dimension (the queries' side of
+/// a [T, T] table) over the sequence axes, and merged batch-major tokens
+/// over the batch axes.
+llvm::SmallVector<llvm::SmallVector<llvm::StringRef, 2>>
+tokenSplit(const TokenDims &roles, mlir::Value v, const TokenAxes &axes);
 
 } // namespace glimmer::detail
 

@@ -77,16 +77,16 @@ func.func @forward(%ids: tensor<2xi64> {glimmer.input = "ids"}, %table: tensor<5
 //   replicated dr once.
 // SGD-LABEL: func.func @grad_step(
 // SGD-SAME: -> (tensor<f32> {glimmer.partial = ["dp_replicate", "dp_shard"]},
-// SGD-SAME: tensor<2xf32> {glimmer.grad = "w", glimmer.partial = ["dp_replicate"], glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64},
+// SGD-SAME: tensor<2xf32> {glimmer.grad = "w", glimmer.partial = ["dp_replicate"], glimmer.sharded = #glimmer.sharding<@mesh, [{"dp_shard"}]>},
 // SGD-SAME: tensor<4xf32> {glimmer.grad = "r", glimmer.partial = ["dp_replicate", "dp_shard"]})
 // SGD: %[[G:.*]] = glimmer.all_gather %arg1 on @mesh ["dp_shard"] dim = 0 : tensor<2xf32> -> tensor<4xf32>
 // SGD: %[[DW:.*]] = glimmer.reduce_scatter sum %{{.*}} on @mesh ["dp_shard"] dim = 0 : tensor<4xf32> -> tensor<2xf32>
 // SGD: return %{{.*}}, %[[DW]], %{{.*}} : tensor<f32>, tensor<2xf32>, tensor<4xf32>
 // SGD-LABEL: func.func @apply_step(
-// SGD-SAME: %[[P:[a-z0-9]+]]: tensor<2xf32> {glimmer.param = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64},
-// SGD-SAME: %[[PG:[a-z0-9]+]]: tensor<2xf32> {glimmer.grad = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64},
+// SGD-SAME: %[[P:[a-z0-9]+]]: tensor<2xf32> {glimmer.param = "w", glimmer.sharded = #glimmer.sharding<@mesh, [{"dp_shard"}]>},
+// SGD-SAME: %[[PG:[a-z0-9]+]]: tensor<2xf32> {glimmer.grad = "w", glimmer.sharded = #glimmer.sharding<@mesh, [{"dp_shard"}]>},
 // SGD-SAME: %{{.*}}: tensor<4xf32> {glimmer.param = "r"}, %[[RG:[a-z0-9]+]]: tensor<4xf32> {glimmer.grad = "r"}
-// SGD-SAME: -> (tensor<f32>, tensor<2xf32> {glimmer.param = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64}, tensor<4xf32> {glimmer.param = "r"})
+// SGD-SAME: -> (tensor<f32>, tensor<2xf32> {glimmer.param = "w", glimmer.sharded = #glimmer.sharding<@mesh, [{"dp_shard"}]>}, tensor<4xf32> {glimmer.param = "r"})
 // One sum_squares per group: the dp_shard-sharded gradients (all-reduced
 // over dp_shard) and the replicated ones (counted once).
 // SGD: %[[SW:.*]] = glimmer.sum_squares %[[PG]] : tensor<2xf32> -> tensor<f32>
@@ -96,16 +96,16 @@ func.func @forward(%ids: tensor<2xi64> {glimmer.input = "ids"}, %table: tensor<5
 // SGD: %[[NORM:.*]] = glimmer.sqrt %[[TOTAL]]
 // SGD-NOT: glimmer.all_reduce
 // SGD: return %[[NORM]]
-// ADAMW-LABEL: func.func @apply_step(%arg0: tensor<2xf32> {glimmer.param = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64}
-// ADAMW-SAME: tensor<2xf32> {glimmer.exp_avg = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64}
-// ADAMW-SAME: tensor<2xf32> {glimmer.exp_avg_sq = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64}
-// ADAMW-SAME: -> (tensor<f32>, tensor<2xf32> {glimmer.param = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64}, tensor<4xf32> {glimmer.param = "r"},
-// ADAMW-SAME: tensor<2xf32> {glimmer.exp_avg = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64}, tensor<4xf32> {glimmer.exp_avg = "r"},
-// ADAMW-SAME: tensor<2xf32> {glimmer.exp_avg_sq = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64}, tensor<4xf32> {glimmer.exp_avg_sq = "r"})
+// ADAMW-LABEL: func.func @apply_step(%arg0: tensor<2xf32> {glimmer.param = "w", glimmer.sharded = #glimmer.sharding<@mesh, [{"dp_shard"}]>}
+// ADAMW-SAME: tensor<2xf32> {glimmer.exp_avg = "w", glimmer.sharded = #glimmer.sharding<@mesh, [{"dp_shard"}]>}
+// ADAMW-SAME: tensor<2xf32> {glimmer.exp_avg_sq = "w", glimmer.sharded = #glimmer.sharding<@mesh, [{"dp_shard"}]>}
+// ADAMW-SAME: -> (tensor<f32>, tensor<2xf32> {glimmer.param = "w", glimmer.sharded = #glimmer.sharding<@mesh, [{"dp_shard"}]>}, tensor<4xf32> {glimmer.param = "r"},
+// ADAMW-SAME: tensor<2xf32> {glimmer.exp_avg = "w", glimmer.sharded = #glimmer.sharding<@mesh, [{"dp_shard"}]>}, tensor<4xf32> {glimmer.exp_avg = "r"},
+// ADAMW-SAME: tensor<2xf32> {glimmer.exp_avg_sq = "w", glimmer.sharded = #glimmer.sharding<@mesh, [{"dp_shard"}]>}, tensor<4xf32> {glimmer.exp_avg_sq = "r"})
 module {
   glimmer.mesh @mesh = <["dp_replicate"=2, "dp_shard"=2, "cp"=1, "tp"=1, "pp"=1]>
   func.func @forward(%x: tensor<4xf32> {glimmer.input = "x"},
-                     %w: tensor<2xf32> {glimmer.param = "w", glimmer.sharded_axes = ["dp_shard"], glimmer.sharded_dim = 0 : i64},
+                     %w: tensor<2xf32> {glimmer.param = "w", glimmer.sharded = #glimmer.sharding<@mesh, [{"dp_shard"}]>},
                      %r: tensor<4xf32> {glimmer.param = "r"})
       -> (tensor<f32> {glimmer.partial = ["dp_replicate", "dp_shard"]}) {
     %g = glimmer.all_gather %w on @mesh ["dp_shard"] dim = 0 : tensor<2xf32> -> tensor<4xf32>
@@ -122,11 +122,11 @@ module {
 // over every axis the loss is partial over, so the sharded gradient is
 // complete (no partial marker) and needs no further reduction.
 // SGD-LABEL: func.func @grad_step(
-// SGD-SAME: -> (tensor<f32> {glimmer.partial = ["dp_shard", "cp"]}, tensor<2xf32> {glimmer.grad = "w", glimmer.sharded_axes = ["dp_shard", "cp"], glimmer.sharded_dim = 0 : i64})
+// SGD-SAME: -> (tensor<f32> {glimmer.partial = ["dp_shard", "cp"]}, tensor<2xf32> {glimmer.grad = "w", glimmer.sharded = #glimmer.sharding<@mesh, [{"dp_shard", "cp"}]>})
 module {
   glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=2, "cp"=2, "tp"=1, "pp"=1]>
   func.func @forward(%x: tensor<8xf32> {glimmer.input = "x"},
-                     %w: tensor<2xf32> {glimmer.param = "w", glimmer.sharded_axes = ["dp_shard", "cp"], glimmer.sharded_dim = 0 : i64})
+                     %w: tensor<2xf32> {glimmer.param = "w", glimmer.sharded = #glimmer.sharding<@mesh, [{"dp_shard", "cp"}]>})
       -> (tensor<f32> {glimmer.partial = ["dp_shard", "cp"]}) {
     %g = glimmer.all_gather %w on @mesh ["dp_shard", "cp"] dim = 0 : tensor<2xf32> -> tensor<8xf32>
     %0 = glimmer.mul %x, %g : tensor<8xf32>
@@ -173,7 +173,7 @@ module {
 module {
   glimmer.mesh @mesh = <["tp"=2]>
   func.func @forward(%x: tensor<4xf32> {glimmer.param = "x"},
-                     %w: tensor<2xf32> {glimmer.param = "w", glimmer.sharded_dim = 0 : i64, glimmer.sharded_axes = ["tp"]}) -> tensor<f32> {
+                     %w: tensor<2xf32> {glimmer.param = "w", glimmer.sharded = #glimmer.sharding<@mesh, [{"tp"}]>}) -> tensor<f32> {
     %g = glimmer.all_gather %w on @mesh ["tp"] dim = 0 invariant : tensor<2xf32> -> tensor<4xf32>
     %xv = glimmer.pvary %x on @mesh ["tp"] : tensor<4xf32>
     %p = glimmer.mul %xv, %g : tensor<4xf32>
@@ -193,7 +193,7 @@ module {
 // SGD-LABEL: func.func @apply_step
 module {
   glimmer.mesh @mesh = <["tp"=2]>
-  func.func @forward(%w: tensor<2x4xf32> {glimmer.param = "w", glimmer.sharded_dim = 0 : i64, glimmer.sharded_axes = ["tp"]}) -> tensor<f32> {
+  func.func @forward(%w: tensor<2x4xf32> {glimmer.param = "w", glimmer.sharded = #glimmer.sharding<@mesh, [{"tp"}, {}]>}) -> tensor<f32> {
     %a = glimmer.all_to_all %w on @mesh ["tp"] split_dim = 1 concat_dim = 0 : tensor<2x4xf32> -> tensor<4x2xf32>
     %e = glimmer.exp %a : tensor<4x2xf32>
     %s = glimmer.reduce sum %e dims = [0, 1] : tensor<4x2xf32> -> tensor<f32>

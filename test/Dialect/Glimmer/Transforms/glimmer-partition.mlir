@@ -2,12 +2,12 @@
 
 // Megatron's MLP: the column-parallel input is marked pvary (its VJP sums
 // the ranks' shares of dx), the split weights become the rank's pieces
-// (sharded_dim 0 and 1), the row-parallel product is all-reduced where a
+// (glimmer.sharded on dimension 0 and 1), the row-parallel product is all-reduced where a
 // replicated value is needed (the residual add), and no other collective
 // appears.
 // CHECK-LABEL: func.func @mlp_tensor_parallel
-// CHECK-SAME: %arg1: tensor<32x32xf32> {glimmer.param = "w1", glimmer.sharded_axes = ["tp"], glimmer.sharded_dim = 0 : i64}
-// CHECK-SAME: %arg2: tensor<32x32xf32> {glimmer.param = "w2", glimmer.sharded_axes = ["tp"], glimmer.sharded_dim = 1 : i64}
+// CHECK-SAME: %arg1: tensor<32x32xf32> {glimmer.param = "w1", glimmer.sharded = #glimmer.sharding<@mesh, [{"tp"}, {}]>}
+// CHECK-SAME: %arg2: tensor<32x32xf32> {glimmer.param = "w2", glimmer.sharded = #glimmer.sharding<@mesh, [{}, {"tp"}]>}
 // CHECK-SAME: -> tensor<8x32xf32>
 // CHECK-NOT: glimmer.sharding
 // CHECK: %[[X:.*]] = glimmer.pvary %arg0 on @mesh ["tp"] : tensor<8x32xf32>
@@ -186,7 +186,7 @@ module attributes {glimmer.spmd = #glimmer.spmd<"tp=2,sp">} {
 // ids are made local and clamped, the rows another rank holds are zeroed,
 // and the shares are summed where a replicated value is needed.
 // CHECK-LABEL: func.func @vocab_parallel_embedding
-// CHECK-SAME: %arg1: tensor<32x16xf32> {glimmer.param = "tok", glimmer.sharded_axes = ["tp"], glimmer.sharded_dim = 0 : i64}
+// CHECK-SAME: %arg1: tensor<32x16xf32> {glimmer.param = "tok", glimmer.sharded = #glimmer.sharding<@mesh, [{"tp"}, {}]>}
 // CHECK: %[[IDS:.*]] = glimmer.check_indices %arg0 bound = 64 for "embedding" : tensor<2x8xi64>
 // CHECK: %[[STARTS:.*]] = glimmer.constant dense<[0, 32]> : tensor<2xi64>
 // CHECK: %[[MINE:.*]] = glimmer.local_shard %[[STARTS]] on @mesh ["tp"] dim = 0 : tensor<2xi64> -> tensor<1xi64>
@@ -271,5 +271,62 @@ module attributes {glimmer.spmd = #glimmer.spmd<"tp=2">} {
     %c = glimmer.sharding_constraint %x <@mesh, [{}, {"tp"}]> : tensor<8x8xf32>
     %e = glimmer.exp %c : tensor<8x8xf32>
     return %e : tensor<8x8xf32>
+  }
+}
+
+// -----
+
+// Sequence parallelism inside context parallelism (cp = 2, tp = 2): the
+// residual stream's sequence is split over cp x tp, tp minor. What a reshard
+// keeps of a dimension's axes is their leading ones: the column-parallel
+// input is gathered over tp only (its sequence stays split over cp), and
+// the row-parallel sum is reduce-scattered over tp onto the cp-split
+// sequence. Between the token split's cut and the result's gather no
+// collective runs over cp.
+// CHECK-LABEL: func.func @sequence_parallel_under_cp
+// CHECK: glimmer.local_shard %arg0 on @mesh ["cp"] dim = 1 : tensor<2x16x32xf32> -> tensor<2x8x32xf32>
+// CHECK-NOT: on @mesh ["cp"
+// CHECK: %[[X:.*]] = glimmer.local_shard %{{.*}} on @mesh ["tp"] dim = 1 : tensor<2x8x32xf32> -> tensor<2x4x32xf32>
+// CHECK-NOT: on @mesh ["cp"
+// CHECK: %[[G:.*]] = glimmer.all_gather %[[X]] on @mesh ["tp"] dim = 1 : tensor<2x4x32xf32> -> tensor<2x8x32xf32>
+// CHECK-NOT: on @mesh ["cp"
+// CHECK: glimmer.linear %[[G]], %arg1 : tensor<2x8x32xf32>, tensor<32x32xf32> -> tensor<2x8x32xf32>
+// CHECK-NOT: on @mesh ["cp"
+// CHECK: %[[Y:.*]] = glimmer.linear %{{.*}}, %arg2 : tensor<2x8x32xf32>, tensor<32x32xf32> -> tensor<2x8x32xf32>
+// CHECK-NEXT: %[[RS:.*]] = glimmer.reduce_scatter sum %[[Y]] on @mesh ["tp"] dim = 1 : tensor<2x8x32xf32> -> tensor<2x4x32xf32>
+// CHECK-NEXT: %[[S:.*]] = glimmer.add %[[X]], %[[RS]] : tensor<2x4x32xf32>
+// CHECK-NEXT: glimmer.all_gather %[[S]] on @mesh ["cp", "tp"] dim = 1 invariant : tensor<2x4x32xf32> -> tensor<2x16x32xf32>
+module attributes {glimmer.spmd = #glimmer.spmd<"cp=2,tp=2,sp">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=2, "tp"=2, "pp"=1]>
+  func.func @sequence_parallel_under_cp(%x: tensor<2x16x32xf32>,
+      %w1: tensor<64x32xf32> {glimmer.param = "w1", glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {}]>},
+      %w2: tensor<32x64xf32> {glimmer.param = "w2"}) -> tensor<2x16x32xf32> {
+    %t = glimmer.sharding_constraint %x <@mesh, [{}, {"cp"}, {}]> {glimmer.token_split} : tensor<2x16x32xf32>
+    %stream = glimmer.sharding_constraint %t <@mesh, [{}, {"cp", "tp"}, {}]> {glimmer.sequence_parallel} : tensor<2x16x32xf32>
+    %xw = glimmer.sharding_constraint %stream <@mesh, [{}, {"cp"}, {}]> {glimmer.sequence_parallel} : tensor<2x16x32xf32>
+    %h = glimmer.linear %xw, %w1 : tensor<2x16x32xf32>, tensor<64x32xf32> -> tensor<2x16x64xf32>
+    %a = glimmer.gelu %h : tensor<2x16x64xf32>
+    %y = glimmer.linear %a, %w2 : tensor<2x16x64xf32>, tensor<32x64xf32> -> tensor<2x16x32xf32>
+    %r = glimmer.add %stream, %y : tensor<2x16x32xf32>
+    %s = glimmer.sharding_constraint %r <@mesh, [{}, {"cp", "tp"}, {}]> {glimmer.sequence_parallel} : tensor<2x16x32xf32>
+    return %s : tensor<2x16x32xf32>
+  }
+}
+
+// -----
+
+// The all-to-all under cp: a sequence split over cp x tp moves its tp part
+// to the heads (sequence-split to head-split), over tp only.
+// CHECK-LABEL: func.func @all_to_all_keeps_cp
+// CHECK: glimmer.local_shard %arg0 on @mesh ["cp", "tp"] dim = 2 : tensor<2x4x16x8xf32> -> tensor<2x4x4x8xf32>
+// CHECK-NEXT: %[[M:.*]] = glimmer.all_to_all %{{.*}} on @mesh ["tp"] split_dim = 1 concat_dim = 2 : tensor<2x4x4x8xf32> -> tensor<2x2x8x8xf32>
+// CHECK-NEXT: glimmer.exp %[[M]] : tensor<2x2x8x8xf32>
+module attributes {glimmer.spmd = #glimmer.spmd<"cp=2,tp=2">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=2, "tp"=2, "pp"=1]>
+  func.func @all_to_all_keeps_cp(%x: tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
+    %s = glimmer.sharding_constraint %x <@mesh, [{}, {}, {"cp", "tp"}, {}]> : tensor<2x4x16x8xf32>
+    %h = glimmer.sharding_constraint %s <@mesh, [{}, {"tp"}, {"cp"}, {}]> : tensor<2x4x16x8xf32>
+    %e = glimmer.exp %h : tensor<2x4x16x8xf32>
+    return %e : tensor<2x4x16x8xf32>
   }
 }

@@ -63,14 +63,51 @@ module attributes {glimmer.spmd = #glimmer.spmd<"tp=2">} {
 
 // -----
 
-// tp = 1: nothing to seed.
-// CHECK-LABEL: func.func @no_tensor_parallelism
+// Only pipeline stages: nothing to seed.
+// CHECK-LABEL: func.func @nothing_split
 // CHECK-SAME: %arg1: tensor<64x32xf32> {glimmer.param = "w1"})
-module attributes {glimmer.spmd = #glimmer.spmd<"cp=2">} {
-  func.func @no_tensor_parallelism(%x: tensor<8x32xf32>, %w1: tensor<64x32xf32> {glimmer.param = "w1"}) -> tensor<8x64xf32> {
+// CHECK-NOT: glimmer.sharding_constraint
+module attributes {glimmer.spmd = #glimmer.spmd<"pp=2">} {
+  func.func @nothing_split(%x: tensor<8x32xf32>, %w1: tensor<64x32xf32> {glimmer.param = "w1"}) -> tensor<8x64xf32> {
     %g = glimmer.linear %x, %w1 : tensor<8x32xf32>, tensor<64x32xf32> -> tensor<8x64xf32>
     %s = glimmer.silu %g : tensor<8x64xf32>
     return %s : tensor<8x64xf32>
+  }
+}
+
+// -----
+
+// Token splits (dp_shard = 2, cp = 2, after glimmer-prepare-cp-inputs): each
+// value computed from integer inputs is constrained where the model reads
+// it, its batch over dp_shard and its sequence over cp: the permuted token
+// ids of the embedding, the permuted vision indices, the queries'
+// positions. The keys' positions are not (the keys span the whole
+// sequence), and the parameters get no seed (no tp).
+// CHECK-LABEL: func.func @token_split_seeds
+// CHECK: %[[T:.*]] = glimmer.cp_permute %arg0
+// CHECK-NEXT: %[[TS:.*]] = glimmer.sharding_constraint %[[T]] <@mesh, [{"dp_shard"}, {"cp"}]> {glimmer.token_split} : tensor<2x8xi64>
+// CHECK: glimmer.embedding %arg1, %[[TS]]
+// CHECK: %[[I:.*]] = glimmer.cp_permute %{{.*}}
+// CHECK-NEXT: %[[IS:.*]] = glimmer.sharding_constraint %[[I]] <@mesh, [{"dp_shard"}, {"cp"}]> {glimmer.token_split}
+// CHECK: glimmer.vision_gather %{{.*}}, %arg2, %[[IS]]
+// CHECK: %[[P:.*]] = glimmer.cp_permute %{{.*}}
+// CHECK-NEXT: %[[PS:.*]] = glimmer.sharding_constraint %[[P]] <@mesh, [{"dp_shard"}, {"cp"}]> {glimmer.token_split}
+// CHECK: glimmer.attention %{{.*}}, %{{.*}}, %{{.*}} positions(%[[PS]], %[[P]] : tensor<2x8xi64>, tensor<2x8xi64>) causal
+// CHECK-NOT: glimmer.sharding =
+module attributes {glimmer.spmd = #glimmer.spmd<"dp_shard=2,cp=2">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=2, "cp"=2, "tp"=1, "pp"=1]>
+  func.func @token_split_seeds(%tokens: tensor<2x8xi64>, %table: tensor<16x4xf32> {glimmer.param = "emb"},
+                               %bank: tensor<3x4xf32>) -> tensor<2x1x8x4xf32> {
+    %t = glimmer.cp_permute %tokens dim = 1 cp = 2 balancer = head_tail : tensor<2x8xi64>
+    %e = glimmer.embedding %table, %t : tensor<16x4xf32>, tensor<2x8xi64> -> tensor<2x8x4xf32>
+    %idx = glimmer.vision_bank_indices %tokens image_token_id = 15 : tensor<2x8xi64>
+    %ip = glimmer.cp_permute %idx dim = 1 cp = 2 balancer = head_tail : tensor<2x8xi64>
+    %h = glimmer.vision_gather %e, %bank, %ip : tensor<2x8x4xf32>, tensor<3x4xf32>, tensor<2x8xi64>
+    %pos = glimmer.iota dim = 1 : tensor<2x8xi64>
+    %pp = glimmer.cp_permute %pos dim = 1 cp = 2 balancer = head_tail : tensor<2x8xi64>
+    %q = glimmer.reshape %h : tensor<2x8x4xf32> -> tensor<2x1x8x4xf32>
+    %o, %lse = glimmer.attention %q, %q, %q positions(%pp, %pp : tensor<2x8xi64>, tensor<2x8xi64>) causal scale = 0.5 : tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32> -> tensor<2x1x8x4xf32>, tensor<2x1x8xf32>
+    return %o : tensor<2x1x8x4xf32>
   }
 }
 
@@ -164,5 +201,30 @@ module attributes {glimmer.spmd = #glimmer.spmd<"tp=4">} {
     %v = glimmer.transpose %v1 permutation = [0, 2, 1, 3] : tensor<2x16x2x8xf32> -> tensor<2x2x16x8xf32>
     %o, %lse = glimmer.attention %q, %k, %v scale = 0.35 : tensor<2x4x16x8xf32>, tensor<2x2x16x8xf32> -> tensor<2x4x16x8xf32>, tensor<2x4x16xf32>
     return %o : tensor<2x4x16x8xf32>
+  }
+}
+
+// -----
+
+// Sequence parallelism with context parallelism (cp = 2, tp = 2): the
+// residual stream's sequence is split over cp x tp (tp minor), and the
+// column-parallel input is whole over tp only: its sequence stays split
+// over cp.
+// CHECK-LABEL: func.func @sequence_parallel_under_cp
+// CHECK: %[[X:.*]] = glimmer.sharding_constraint %{{.*}} <@mesh, [{}, {"cp"}, {}]> {glimmer.sequence_parallel}
+// CHECK: glimmer.linear %[[X]], %arg2
+// CHECK: %[[R:.*]] = glimmer.add
+// CHECK: glimmer.sharding_constraint %[[R]] <@mesh, [{}, {"cp", "tp"}, {}]> {glimmer.sequence_parallel}
+module attributes {glimmer.spmd = #glimmer.spmd<"cp=2,tp=2,sp">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=2, "tp"=2, "pp"=1]>
+  func.func @sequence_parallel_under_cp(%tokens: tensor<2x16xi64>, %table: tensor<64x32xf32>,
+      %w1: tensor<64x32xf32> {glimmer.param = "w1"}, %w2: tensor<32x64xf32> {glimmer.param = "w2"}) -> tensor<2x16x32xf32> {
+    %t = glimmer.cp_permute %tokens dim = 1 cp = 2 balancer = head_tail : tensor<2x16xi64>
+    %x = glimmer.embedding %table, %t : tensor<64x32xf32>, tensor<2x16xi64> -> tensor<2x16x32xf32>
+    %h = glimmer.linear %x, %w1 : tensor<2x16x32xf32>, tensor<64x32xf32> -> tensor<2x16x64xf32>
+    %a = glimmer.gelu %h : tensor<2x16x64xf32>
+    %y = glimmer.linear %a, %w2 : tensor<2x16x64xf32>, tensor<32x64xf32> -> tensor<2x16x32xf32>
+    %r = glimmer.add %x, %y : tensor<2x16x32xf32>
+    return %r : tensor<2x16x32xf32>
   }
 }

@@ -17,8 +17,8 @@
 // FSDP: glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=2, "cp"=2, "tp"=1, "pp"=1]>
 // FSDP-LABEL: func.func @grad_step
 // FSDP-SAME: %[[IMG:[a-z0-9]+]]: tensor<3x4xf32> {glimmer.input = "images"}
-// FSDP-SAME: %[[VENC:[a-z0-9]+]]: tensor<1x4xf32> {glimmer.param = "vision.proj", glimmer.sharded_axes = ["dp_shard", "cp"], glimmer.sharded_dim = 0 : i64}
-// FSDP-SAME: -> (tensor<f32>, tensor<1x4xf32> {glimmer.grad = "vision.proj", glimmer.sharded_axes = ["dp_shard", "cp"], glimmer.sharded_dim = 0 : i64}, tensor<4x4xf32> {glimmer.grad = "emb", {{.*}}}, tensor<4x4xf32> {glimmer.grad = "head", {{.*}}})
+// FSDP-SAME: %[[VENC:[a-z0-9]+]]: tensor<1x4xf32> {glimmer.param = "vision.proj", glimmer.sharded = #glimmer.sharding<@mesh, [{"dp_shard", "cp"}, {}]>}
+// FSDP-SAME: -> (tensor<f32>, tensor<1x4xf32> {glimmer.grad = "vision.proj", glimmer.sharded = #glimmer.sharding<@mesh, [{"dp_shard", "cp"}, {}]>}, tensor<4x4xf32> {glimmer.grad = "emb", {{.*}}}, tensor<4x4xf32> {glimmer.grad = "head", {{.*}}})
 // FSDP: %[[TP:.*]] = glimmer.cp_permute %arg0 dim = 1 cp = 2
 // FSDP: glimmer.local_shard %[[TP]] on @mesh ["dp_shard"] dim = 0 : tensor<2x8xi64> -> tensor<1x8xi64>
 // FSDP: %[[V:.*]] = glimmer.all_gather %[[VENC]] on @mesh ["dp_shard", "cp"] dim = 0 : tensor<1x4xf32> -> tensor<4x4xf32>
@@ -106,7 +106,7 @@ module {
 // MICRO-NEXT: glimmer.microbatch_slice %[[IDX]][%[[MB]]] pieces = 2 dim = 0
 // MICRO: glimmer.vision_gather %{{.*}}, %[[BANK]]
 // MICRO: glimmer.reduce sum %{{.*}} dims = [0] : tensor<16xi64> -> tensor<i64>
-// MICRO: glimmer.cross_entropy %{{.*}}, %{{.*}} ignore_index = -100 : tensor<8x16xf32>, tensor<8xi64>
+// MICRO: glimmer.cross_entropy %{{.*}}, %{{.*}} ignore_index = -100 : tensor<1x8x16xf32>, tensor<1x8xi64>
 // MICRO-NOT: glimmer.all_reduce
 // MICRO: return
 // MICRO-LABEL: func.func @apply_step_0

@@ -205,12 +205,12 @@ def GlimmerAutodiff : Pass<"glimmer-autodiff", "::mlir::ModuleOp"> {
     parameter's all_gather (whose VJP is a reduce_scatter) already sums: a
     parameter sharded over `["dp_shard", "cp"]` with a loss partial over
     `["dp_replicate", "dp_shard", "cp"]` gets a gradient partial over
-    `["dp_replicate"]` only. The attributes `glimmer.sharded_dim` and
-    `glimmer.sharded_axes` of a sharded parameter go to its gradient result
-    and to its parameter, gradient and optimizer-state arguments and results
-    of `@apply_step`, which then updates the rank's piece; the gradient norm
-    sums a sharded gradient's squares over its shard axes (`all_reduce` on
-    `@mesh`) and counts replicated gradients once. Errors: a gathered
+    `["dp_replicate"]` only. The attribute `glimmer.sharded` of a sharded
+    parameter goes to its gradient result and to its parameter, gradient
+    and optimizer-state arguments and results of `@apply_step`, which then
+    updates the rank's piece; the gradient norm sums a sharded gradient's
+    squares over all the axes it is split over (`all_reduce` on `@mesh`)
+    and counts replicated gradients once. Errors: a gathered
     parameter whose all_gather axes are not partial axes of the loss (the
     reduce_scatter would count a replicated loss once per rank), sharded
     parameters without `@mesh`.
@@ -319,63 +319,57 @@ def GlimmerPrepareCpInputs
   let dependentDialects = ["::glimmer::GlimmerDialect"];
 }
 
-def GlimmerPartitionTokens
-    : Pass<"glimmer-partition-tokens", "::mlir::ModuleOp"> {
-  let summary = "Shards the batch over the dp axes and micro-batches, the "
-                "sequence over cp";
+def GlimmerPrepareBatch : Pass<"glimmer-prepare-batch", "::mlir::ModuleOp"> {
+  let summary = "Takes what needs the whole batch before it is split";
   let description = [{
-    Makes a global program rank-local for data and context parallelism. Runs
-    after `glimmer-materialize-mesh` and, under `cp`,
-    `glimmer-prepare-cp-inputs`. Everything computed from integer inputs
-    (vision-bank indices, shifted labels, positions, the CP permutation) stays
-    on the full batch and sequence, so the vision indices remain global rows
-    of the vision bank. Where such a value enters the floating-point
-    computation (under `cp`: each `glimmer.cp_permute`; otherwise the same
-    places `glimmer-prepare-cp-inputs` would permute) it is cut with
-    `glimmer.local_shard`: dimension 0 (the batch, `B / (dp_replicate *
-    dp_shard)` samples per rank) over the data-parallel axes of degree > 1,
-    and the sequence dimension over `cp` (with the head-tail permutation,
-    chunks `r` and `2C-1-r`). With `microbatches = M > 1` the rank's samples
-    are cut once more, serially: the function gains an argument `tensor<i64>
-    {glimmer.microbatch}` (the micro-batch the call computes, set by the
-    runtime) and `glimmer.microbatch_slice` keeps that micro-batch's
-    `B / (dp * M)` samples, so the model is compiled at the micro-batch's
-    shape. Both dimensions are followed through every op, whose result types
-    shrink to the local shape.
+    Runs on the global view before the batch or the sequence is split
+    (`dp_replicate`, `dp_shard` or `cp` above 1, or `microbatches > 1` in the
+    module's `glimmer.spmd`; otherwise it does nothing):
 
-    Attention all-gathers K and V along the sequence on `cp` and reads the
-    keys' positions from the full permuted positions of its samples
-    (all-gathering the slices in rank order restores the permuted order), so
-    causal masking stays exact; samples are independent, so the batch needs
-    no collective. The cross-entropy valid-token count depends on the labels
-    alone, so it is taken on the full labels before any cut (in sequence
-    order; no collective, and the same count in every micro-batch, whose
-    own count could not be summed over micro-batches that run later); the
-    sum stays a per-rank partial sum, so the function's loss is marked
-    `glimmer.partial = [axes]` (over the mesh's token axes): the ranks'
-    losses, and after autodiff their gradients, add up to the global ones,
-    and the runtime sums the micro-batches'.
-    The vision encoder sees no token value and stays replicated on every rank
-    (all images); `vision_gather` gets no collective.
+    - the loss is a mean over the valid tokens of the global batch, so a
+      `cross_entropy` whose count is used gets the count of valid labels
+      taken here, on the full labels (no collective later, and the same
+      count in every micro-batch); its own count is left unused. The labels
+      must be computed from integer inputs;
+    - a `cross_entropy` of flattened tokens (`[B, T, V] -> [B*T, V]` and
+      `[B, T] -> [B*T]`, as Hugging Face's loss reshapes them) is taken on
+      the unflattened `[B, T, V]` and `[B, T]`: the same tokens, but a
+      sequence split over `cp` inside a batch split over the data axes
+      stays one split of each dimension;
+    - with `microbatches = M > 1` the function gains an argument
+      `tensor<i64> {glimmer.microbatch}` (the micro-batch the call
+      computes, set by the runtime), and every value computed from integer
+      inputs whose dimension 0 is the batch (or the flattened batch-major
+      tokens) is cut to that micro-batch (`glimmer.microbatch_slice`) where
+      it enters the model, so the model is compiled at the micro-batch's
+      shape `B / M` while the integer inputs (vision-bank indices, shifted
+      labels, positions, the count) are prepared on the whole batch.
 
-    Errors: a batch the data-parallel degree does not divide, micro-batches
-    that do not divide a rank's samples, no token ids, labels not computed
-    from integer inputs,
-    the `tp` or `pp` axes (not partitioned yet), and ops that would need the
-    whole batch or sequence in other ways (reductions or slices along them,
-    GEMMs contracting over them).
+    Errors: no token ids (a rank-2 integer argument read by
+    `glimmer.embedding`), a batch the data-parallel degree does not divide,
+    micro-batches that do not divide a data-parallel rank's samples, labels
+    not computed from integer inputs.
 
-    Before (`dp_shard = 2, cp = 2`, after glimmer-prepare-cp-inputs):
+    Before (`microbatches=2`):
     ```mlir
-    %tp = glimmer.cp_permute %tokens dim = 1 cp = 2 balancer = head_tail : tensor<2x16xi64>
-    %e = glimmer.embedding %table, %tp : tensor<64x32xf32>, tensor<2x16xi64> -> tensor<2x16x32xf32>
+    func.func @forward(%tokens: tensor<2x8xi64>, %labels: tensor<2x8xi64>, ...) -> tensor<f32> {
+      %e = glimmer.embedding %table, %tokens : tensor<16x4xf32>, tensor<2x8xi64> -> tensor<2x8x4xf32>
+      ...
+      %lf = glimmer.reshape %logits : tensor<2x8x16xf32> -> tensor<16x16xf32>
+      %lab = glimmer.reshape %labels : tensor<2x8xi64> -> tensor<16xi64>
+      %sum, %count = glimmer.cross_entropy %lf, %lab ignore_index = -100 : tensor<16x16xf32>, tensor<16xi64> -> tensor<f32>, tensor<i64>
     ```
     After:
     ```mlir
-    %tp = glimmer.cp_permute %tokens dim = 1 cp = 2 balancer = head_tail : tensor<2x16xi64>
-    %tb = glimmer.local_shard %tp on @mesh ["dp_shard"] dim = 0 : tensor<2x16xi64> -> tensor<1x16xi64>
-    %tl = glimmer.local_shard %tb on @mesh ["cp"] dim = 1 : tensor<1x16xi64> -> tensor<1x8xi64>
-    %e = glimmer.embedding %table, %tl : tensor<64x32xf32>, tensor<1x8xi64> -> tensor<1x8x32xf32>
+    func.func @forward(%tokens: tensor<2x8xi64>, %labels: tensor<2x8xi64>, ...,
+                       %mb: tensor<i64> {glimmer.microbatch}) -> tensor<f32> {
+      %t = glimmer.microbatch_slice %tokens[%mb] pieces = 2 dim = 0 : tensor<2x8xi64>, tensor<i64> -> tensor<1x8xi64>
+      %e = glimmer.embedding %table, %t : tensor<16x4xf32>, tensor<1x8xi64> -> tensor<1x8x4xf32>
+      ...
+      %valid = glimmer.compare ne, %labels, %ignore : tensor<2x8xi64>
+      %n = glimmer.reduce sum ... dims = [0, 1] : tensor<2x8xi64> -> tensor<i64>
+      %l = glimmer.microbatch_slice %labels[%mb] pieces = 2 dim = 0 : tensor<2x8xi64>, tensor<i64> -> tensor<1x8xi64>
+      %sum, %count = glimmer.cross_entropy %logits, %l ignore_index = -100 : tensor<1x8x16xf32>, tensor<1x8xi64> -> tensor<f32>, tensor<i64>
     ```
   }];
   let dependentDialects = ["::glimmer::GlimmerDialect"];
@@ -470,43 +464,48 @@ def GlimmerSplitStages : Pass<"glimmer-split-stages", "::mlir::ModuleOp"> {
 }
 
 def GlimmerShardParams : Pass<"glimmer-shard-params", "::mlir::ModuleOp"> {
-  let summary = "FSDP: shards parameters on dimension 0 over (dp_shard, cp)";
+  let summary = "FSDP: seeds parameter storage split over (dp_shard, cp)";
   let description = [{
-    With `dp_shard > 1`, every trainable parameter (a floating-point argument
-    with `glimmer.param`) whose dimension 0 is divisible by the group size
-    `dp_shard * cp` is held as this rank's piece of that dimension, as
-    torchtitan's FSDP does over `dp_shard` x `cp`: the argument takes the
-    local type and the attributes `glimmer.sharded_dim = 0` and
-    `glimmer.sharded_axes` (the group's axes of degree > 1, in mesh order),
-    and the function all-gathers it right before its first use. Autodiff
-    turns the all-gather into a reduce-scatter, so each rank receives the sum
-    over the group of its piece's gradient, and carries the attributes to the
-    gradient and the optimizer state. Scalars and parameters whose dimension
-    0 is not divisible stay replicated; a remark lists them. A parameter
-    that tensor parallelism already split (its `glimmer.sharded_dim` over
-    `tp`) is split further along that dimension, minor to `tp`
-    (`glimmer.sharded_axes = ["tp", "dp_shard", ...]`), and gathered back to
-    its tensor-parallel piece before use, so each rank holds 1/(tp x group)
-    of it. Runs after partitioning and before autodiff. Without `dp_shard`
-    the pass does nothing.
+    The storage seed of the sharding engine, between
+    `glimmer-propagate-sharding` and `glimmer-partition`. With
+    `dp_shard > 1`, every trainable parameter (a floating-point argument
+    with `glimmer.param`) is held as this rank's piece over the group
+    `dp_shard` x `cp`, as torchtitan's FSDP does: its `glimmer.sharding`
+    (the split propagation gave it, the one it is computed with) becomes
+    the storage split, with the group's axes added to dimension 0 (minor
+    to `tp` where `tp` splits it, so each rank holds 1/(tp x group) of a
+    tensor-parallel weight; a row-parallel weight is then split on both
+    dimensions, as torchtitan's FSDP2 shards dimension 0 of a TP
+    DTensor); a `glimmer.sharding_constraint` with the compute split goes
+    before its first use. The partitioner's reshard then all-gathers the parameter
+    there (not at entry: a runtime that frees values after their last use
+    holds one full parameter at a time), and autodiff turns the all-gather
+    into a reduce-scatter, so each rank receives the sum over the group of
+    its piece's gradient, and the optimizer updates its piece. Scalars and
+    parameters whose dimension is not divisible stay replicated; a remark
+    lists them. A parameter whose sharding already uses the group's axes (a
+    user's storage choice) is left as it is. Without `dp_shard` the pass
+    does nothing.
 
     Before (`dp_shard = 2, cp = 2`):
     ```mlir
-    func.func @forward(%x: tensor<1x8x32xf32>, %w: tensor<64x32xf32> {glimmer.param = "w"}) -> tensor<1x8x64xf32> {
-      %y = glimmer.linear %x, %w : tensor<1x8x32xf32>, tensor<64x32xf32> -> tensor<1x8x64xf32>
-      return %y : tensor<1x8x64xf32>
+    func.func @forward(%x: tensor<8x32xf32>, %w: tensor<64x32xf32> {glimmer.param = "w"}) -> tensor<8x64xf32> {
+      %y = glimmer.linear %x, %w : tensor<8x32xf32>, tensor<64x32xf32> -> tensor<8x64xf32>
+      return %y : tensor<8x64xf32>
     }
     ```
     After:
     ```mlir
-    func.func @forward(%x: tensor<1x8x32xf32>,
-                       %w: tensor<16x32xf32> {glimmer.param = "w", glimmer.sharded_axes = ["dp_shard", "cp"],
-                                              glimmer.sharded_dim = 0 : i64}) -> tensor<1x8x64xf32> {
-      %wf = glimmer.all_gather %w on @mesh ["dp_shard", "cp"] dim = 0 : tensor<16x32xf32> -> tensor<64x32xf32>
-      %y = glimmer.linear %x, %wf : tensor<1x8x32xf32>, tensor<64x32xf32> -> tensor<1x8x64xf32>
-      return %y : tensor<1x8x64xf32>
+    func.func @forward(%x: tensor<8x32xf32>,
+                       %w: tensor<64x32xf32> {glimmer.param = "w",
+                           glimmer.sharding = #glimmer.sharding<@mesh, [{"dp_shard", "cp"}, {} ]>}) -> tensor<8x64xf32> {
+      %0 = glimmer.sharding_constraint %w <@mesh, [{}, {} ]> : tensor<64x32xf32>
+      %y = glimmer.linear %x, %0 : tensor<8x32xf32>, tensor<64x32xf32> -> tensor<8x64xf32>
+      return %y : tensor<8x64xf32>
     }
     ```
+    (`glimmer-partition` makes `%w` a `tensor<16x32xf32>` piece and the
+    constraint an `all_gather` over `["dp_shard", "cp"]`.)
   }];
   let dependentDialects = ["::glimmer::GlimmerDialect"];
 }
@@ -771,14 +770,28 @@ def GlimmerFuseElementwise
 }
 
 def GlimmerSeedSharding : Pass<"glimmer-seed-sharding", "::mlir::ModuleOp"> {
-  let summary = "Seeds parameter shardings from the tensor-parallel plan";
+  let summary = "Seeds the token splits and the tensor-parallel plan";
   let description = [{
-    Phase 1 of the sharding engine, for tensor parallelism (`tp > 1` in the
-    module's `glimmer.spmd`): writes `glimmer.sharding` on the weights (and
-    biases) of `glimmer.linear` ops that the plan makes column-parallel
-    (weight rows, i.e. output features, split over `tp`) or row-parallel
-    (weight columns split). `glimmer-propagate-sharding` then carries the
-    splits through the model.
+    Phase 1 of the sharding engine: writes the seeds that
+    `glimmer-propagate-sharding` carries through the program.
+
+    **Token splits** (`dp_replicate`, `dp_shard` or `cp` above 1): every
+    value computed from integer inputs (the token ids, vision-bank indices,
+    shifted labels, positions, a folded per-position table) is computed
+    whole on every rank; where the model reads it (`glimmer.embedding`'s
+    ids, `glimmer.vision_gather`'s indices, the queries' positions, the
+    labels, a cast to float) it gets a `glimmer.sharding_constraint` marked
+    `glimmer.token_split` that splits its batch over the data-parallel axes
+    and its sequence over `cp`. Which dimensions are the batch and the
+    sequence is read off the ops' sharding rules from the token ids, never
+    off sizes. Attention's key positions and document ids are not split:
+    the keys span the whole sequence. An op that makes the batch and the
+    sequence one index space is an error.
+
+    **Tensor parallelism** (`tp > 1`): writes `glimmer.sharding` on the
+    weights (and biases) of `glimmer.linear` ops that the plan makes
+    column-parallel (weight rows, i.e. output features, split over `tp`)
+    or row-parallel (weight columns split).
 
     The default plan is derived from the graph, so an imported model needs
     no annotations: a linear is column-parallel when its output reaches an
@@ -809,15 +822,19 @@ def GlimmerSeedSharding : Pass<"glimmer-seed-sharding", "::mlir::ModuleOp"> {
     `glimmer.sharding_constraint`s marked `glimmer.sequence_parallel`: the
     residual stream — the result of each add that takes a row-parallel
     projection's output (the first projection a column-parallel one's
-    output reaches) — split along the sequence over `tp`, and each
-    column-parallel projection's input whole. The residual stream is found
-    from the plan rather than from norm ops, which many models spell out.
+    output reaches) — split along the sequence over `tp` (minor to `cp`,
+    and with the batch over the data axes, when those split the tokens),
+    and each column-parallel projection's input whole over `tp`. The
+    residual stream is found from the plan rather than from norm ops, which
+    many models spell out.
 
     Errors name the parameter and what to change: output features, heads
     or a vocabulary that `tp` does not divide.
 
-    Before (`tp=2`):
+    Before (`dp_shard=2,cp=2,tp=2`):
     ```mlir
+    %t = glimmer.cp_permute %tokens dim = 1 cp = 2 balancer = head_tail : tensor<2x16xi64>
+    %e = glimmer.embedding %table, %t : tensor<64x32xf32>, tensor<2x16xi64> -> tensor<2x16x32xf32>
     %q = glimmer.linear %x, %wq : tensor<2x16x32xf32>, tensor<32x32xf32> -> tensor<2x16x32xf32>
     %q1 = glimmer.reshape %q : tensor<2x16x32xf32> -> tensor<2x16x4x8xf32>
     ```
@@ -825,6 +842,9 @@ def GlimmerSeedSharding : Pass<"glimmer-seed-sharding", "::mlir::ModuleOp"> {
     ```mlir
     func.func @forward(..., %wq: tensor<32x32xf32> {glimmer.param = "wq",
         glimmer.sharding = #glimmer.sharding<@mesh, [{"tp"}, {} ]>}, ...)
+    %t = glimmer.cp_permute %tokens dim = 1 cp = 2 balancer = head_tail : tensor<2x16xi64>
+    %ts = glimmer.sharding_constraint %t <@mesh, [{"dp_shard"}, {"cp"} ]> {glimmer.token_split} : tensor<2x16xi64>
+    %e = glimmer.embedding %table, %ts : tensor<64x32xf32>, tensor<2x16xi64> -> tensor<2x16x32xf32>
     ```
   }];
   let options = [
@@ -837,29 +857,45 @@ def GlimmerSeedSharding : Pass<"glimmer-seed-sharding", "::mlir::ModuleOp"> {
 def GlimmerPartition : Pass<"glimmer-partition", "::mlir::ModuleOp"> {
   let summary = "Turns the propagated shardings into a per-rank program";
   let description = [{
-    Phase 3 of the sharding engine, for tensor parallelism (`tp > 1`, with
-    or without `sp`; `pp` is reported as not supported yet). With data or context
-    parallelism it runs on the program glimmer-partition-tokens has already
-    made batch- and sequence-local (collectives have sharding rules too).
-    Every value takes the local type of its propagated
+    Phase 3 of the sharding engine, for every mesh axis but `pp` (tensor
+    parallelism with or without `sp`, data parallelism, FSDP and context
+    parallelism alike). Every value takes the local type of its propagated
     sharding; each operand is brought to the sharding the op's rule expects
     (from the op's factor axes) by one reshard: partial sums are
-    all-reduced, dimensions split differently are all-gathered, dimensions
-    the op needs split are cut locally (`local_shard`, whose VJP is the
-    all-gather). An operand replicated over axes that split the op's work
-    (the input of a column-parallel projection) gets a `glimmer.pvary`,
-    whose VJP sums the ranks' shares of its cotangent. Function results
-    leave complete and replicated. Sharded arguments become the rank's piece
-    (`glimmer.sharded_dim` / `glimmer.sharded_axes`, one split dimension per
-    argument), which the runtime cuts from the full weights. Handlers rewrite
-    three ops: a row-parallel linear's bias is added once to the complete
-    sum, in the layout each use wants (under `sp` after the reduce-scatter,
-    to the rank's tokens); an
-    embedding whose table is split by rows makes its ids local and masks
-    the other ranks' rows (a partial sum); a cross-entropy whose logits are
-    split over the vocabulary combines the ranks' maxima, sums of
-    exponentials and label logits (loss-parallel, no full logits on any
-    rank). Sharding constraints are erased once their operands are
+    all-reduced (reduce-scattered where the target is split over their
+    axes), a split that moves between dimensions is an all-to-all, axes a
+    dimension is split over beyond what the target keeps are all-gathered,
+    axes the target adds are cut locally (`local_shard`, whose VJP is the
+    all-gather). So attention's keys and values are all-gathered over `cp`
+    (its rule needs the keys' sequence whole), an FSDP parameter over
+    `dp_shard` x `cp` at its first use, and a token split seed is a local
+    cut of a value every rank holds.
+
+    Over `tp` an operand replicated over axes that split the op's work (the
+    input of a column-parallel projection) gets a `glimmer.pvary`, whose
+    VJP sums the ranks' shares of its cotangent. Over the token axes
+    (`dp_replicate`, `dp_shard`, `cp`) each rank's loss is its tokens'
+    share: the cross-entropy's sum is a partial sum over them, which may
+    only be scaled (`div` by the global count, `mul`, `neg`, `convert`,
+    sums of such losses), and the function result is marked
+    `glimmer.partial = [axes]` (`glimmer-reduce-partials` sums it once,
+    after autodiff); their gathers' VJPs always sum, and no pvary is needed.
+    Errors: any other reduction across a token-split dimension, a loss not
+    split over every token axis, a value computed from trained parameters
+    cut along a token-split dimension.
+
+    Other function results leave complete and replicated. Sharded
+    arguments become the rank's piece, described by `glimmer.sharded` (the
+    same `#glimmer.sharding`, one entry per dimension: a TP x FSDP weight
+    is split on two), which the runtime cuts from the full weights and
+    reassembles for checkpoints. Handlers rewrite three ops: a
+    row-parallel linear's bias is added once to the complete sum, in the
+    layout each use wants (under `sp` after the reduce-scatter, to the
+    rank's tokens); an embedding whose table is split by rows makes its ids
+    local and masks the other ranks' rows (a partial sum); a cross-entropy
+    whose logits are split over the vocabulary combines the ranks' maxima,
+    sums of exponentials and label logits (loss-parallel, no full logits on
+    any rank). Sharding constraints are erased once their operands are
     resharded.
 
     Before (`tp=2`, after glimmer-propagate-sharding):
@@ -875,8 +911,8 @@ def GlimmerPartition : Pass<"glimmer-partition", "::mlir::ModuleOp"> {
     After:
     ```mlir
     func.func @mlp(%x: tensor<8x32xf32>,
-                   %w1: tensor<32x32xf32> {glimmer.param = "w1", glimmer.sharded_axes = ["tp"], glimmer.sharded_dim = 0 : i64},
-                   %w2: tensor<32x32xf32> {glimmer.param = "w2", glimmer.sharded_axes = ["tp"], glimmer.sharded_dim = 1 : i64}) -> tensor<8x32xf32> {
+                   %w1: tensor<32x32xf32> {glimmer.param = "w1", glimmer.sharded = #glimmer.sharding<@mesh, [{"tp"}, {} ]>},
+                   %w2: tensor<32x32xf32> {glimmer.param = "w2", glimmer.sharded = #glimmer.sharding<@mesh, [{}, {"tp"} ]>}) -> tensor<8x32xf32> {
       %0 = glimmer.pvary %x on @mesh ["tp"] : tensor<8x32xf32>
       %h = glimmer.linear %0, %w1 : tensor<8x32xf32>, tensor<32x32xf32> -> tensor<8x32xf32>
       %y = glimmer.linear %h, %w2 : tensor<8x32xf32>, tensor<32x32xf32> -> tensor<8x32xf32>
@@ -916,14 +952,17 @@ def GlimmerPropagateSharding
   let summary = "Propagates shardings through the ops' sharding rules to a fixed point";
   let description = [{
     Phase 2 of the sharding engine. Starts from the seeds, in priority order:
-    the results of `glimmer.sharding_constraint`, then arguments marked
-    `glimmer.param`/`glimmer.buffer` with a `glimmer.sharding` (the TP and
-    FSDP plans), then the other arguments with one (the data inputs); each
-    round runs to a fixed point before the next adds its seeds, so a
-    higher-priority sharding is never overridden by a lower one; the
-    sequence-parallel constraints (`glimmer.sequence_parallel`) come after
-    the parameter plan, so the residual stream's split never displaces the
-    plan inside a block. Parameters
+    the results of the user's `glimmer.sharding_constraint`s, then arguments
+    marked `glimmer.param`/`glimmer.buffer` with a `glimmer.sharding` (the
+    TP plan), then the sequence-parallel constraints
+    (`glimmer.sequence_parallel`: after the parameter plan, so the residual
+    stream's split never displaces the plan inside a block; they name the
+    token axes as well), then the token splits (`glimmer.token_split`
+    constraints: before the sequence-parallel ones, their sequence split
+    would reach the residual stream first and keep `tp` out of it), then
+    the other arguments with one;
+    each round runs to a fixed point before the next adds its seeds, so a
+    higher-priority sharding is never overridden by a lower one. Parameters
     and buffers without a seed are open (a row-parallel weight gets its
     split from the activations it multiplies); other arguments without one
     (the data inputs, bound whole by the runtime) stay replicated.
@@ -943,9 +982,10 @@ def GlimmerPropagateSharding
     The result: `glimmer.shardings` (one `#glimmer.sharding` per result) on
     every op with a sharded result, `glimmer.sharding` on function
     arguments and results. Needs `@mesh` (glimmer-materialize-mesh). With a
-    recorded layout whose `tp` is 1 it does nothing: in the SPMD pipeline
-    the engine partitions tensor parallelism (batch and sequence splits are
-    glimmer-partition-tokens').
+    recorded layout that splits nothing but pipeline stages it does
+    nothing. Values computed from integer inputs alone stay replicated
+    (every rank prepares them on the full batch; the token-split seeds cut
+    them where the model reads them).
 
     Before (column-parallel then row-parallel, the MLP of a block):
     ```mlir
