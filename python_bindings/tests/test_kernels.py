@@ -564,6 +564,16 @@ def test_embedding_and_grad(dtype, id_dtype):
     close(rt.embedding_grad(dy, ids, 11), gw)
 
 
+def test_embedding_of_integer_rows():
+    # The importer gathers rows of integer tensors (a mask's block ids read at
+    # [batch, query]) with the same kernel: the rows are copied exactly.
+    table = rng(19).integers(-5, 2**40, (7, 3)).astype(np.int64)
+    ids = np.array([[6, 0], [3, 3]], np.int64)
+    got = rt.embedding(table, ids).numpy()
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, table[ids])
+
+
 def test_embedding_errors():
     table = np.zeros((8, 4), np.float32)
     with pytest.raises(ValueError, match=r"glimmer.embedding: id 8 at position 3 is out of range for a table of 8 rows"):

@@ -377,6 +377,9 @@ fn("gather", ["aten::index", "aten::index_select"],
 fn("gather_multi_index", ["aten::index"],
    lambda x, b, q, r: (x[b, q], x[:, q, r]),
    x=f32(2, 3, 4), b=i64(2, 1, hi=2), q=i64(5, hi=3), r=i64(5, hi=4))
+fn("gather_integer_rows", ["aten::index"],
+   lambda ids, b, q: ids[b, q],
+   ids=i64(2, 6, hi=3), b=i64(2, 1, hi=2), q=i64(6, hi=6))
 fn("gather_non_adjacent", ["aten::index"],
    lambda x, b, r: x[b, :, r],  # the unsupported op
    x=f32(2, 3, 4), b=i64(5, hi=2), r=i64(5, hi=4))

@@ -558,7 +558,8 @@ LogicalResult PadOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
 LogicalResult EmbeddingOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                                     MutableArrayRef<Value> operandGrads) {
   Value g = resultGrads[0];
-  if (!g)
+  // A lookup in an integer table carries no gradient.
+  if (!g || !isa<FloatType>(getTable().getType().getElementType()))
     return success();
   operandGrads[0] =
       EmbeddingGradOp::create(b, getLoc(), getTable().getType(), g, getIds());

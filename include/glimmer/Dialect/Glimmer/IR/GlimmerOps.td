@@ -391,15 +391,18 @@ def Glimmer_PadOp : Glimmer_Op<"pad", [DeclareOpInterfaceMethods<Glimmer_Shardin
 def Glimmer_EmbeddingOp : Glimmer_Op<"embedding", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "Row lookup in an embedding table";
   let description = [{
-    `output[..., :] = table[ids[...], :]` for a `[V, D]` table.
+    `output[..., :] = table[ids[...], :]` for a `[V, D]` table. The table
+    may hold integers too: the importer gathers rows of integer tensors
+    with it (a mask's `block_ids[batch, q]`), and such a lookup has no
+    gradient.
 
     ```mlir
     %e = glimmer.embedding %table, %tokens
         : tensor<32x16xf32>, tensor<2x8xi64> -> tensor<2x8x16xf32>
     ```
   }];
-  let arguments = (ins Glimmer_FloatTensor:$table, Glimmer_IndexTensor:$ids);
-  let results = (outs Glimmer_FloatTensor:$output);
+  let arguments = (ins Glimmer_NumericTensor:$table, Glimmer_IndexTensor:$ids);
+  let results = (outs Glimmer_NumericTensor:$output);
   let assemblyFormat = "$table `,` $ids attr-dict `:` type($table) `,` type($ids) `->` type($output)";
   let hasVerifier = 1;
 }
