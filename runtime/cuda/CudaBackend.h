@@ -41,6 +41,9 @@ void releaseCache();
 /// got back on `device` since the last resetPeakMemory.
 size_t peakMemoryInUse(int device);
 void resetPeakMemory(int device);
+/// Seconds the host has waited in synchronize(device) for its stream, in
+/// all, since the process started.
+double hostWaitSeconds(int device);
 
 // Per-op device time with GLIMMER_PROFILE (cuda/Profile.cu).
 void profileCollect(bool count);
