@@ -447,6 +447,11 @@ def time_glimmer(glimmer_run: Path, program: Path, weights: Path, data: Path, wo
     peaks = [x["peak_device_bytes"] for x in rows if "peak_device_bytes" in x]
     if peaks and max(peaks) > 0:
         r["max_memory_gib"] = max(peaks) / 2**30
+    # The host's wait for the device in each step: near the step time, the
+    # device is the limit; near zero, queueing the work is.
+    waits = [x["host_wait_seconds"] for x in rows[warmup:] if "host_wait_seconds" in x]
+    if waits:
+        r["host_wait_median_s"] = statistics.median(waits)
     if timed_out:
         r["truncated"] = f"stopped after {secs(timeout)} s"
     return r
@@ -748,6 +753,13 @@ def cmd_run(a):
         print(head + f"| {step_ms} | {tokens / s:,.0f} | {versus} | {flops / s / 1e12:.1f} "
               f"| {mfu} | {mem} | {x['loss'][0]:.7f} | {x['grad_norm'][0]:.7g} | {rel} "
               f"| {last} |")
+    for x in results:
+        if "host_wait_median_s" in x:
+            w = x["host_wait_median_s"]
+            print(f"glimmer {x['dtype']} {x['layout'] or 'unsharded'}: the host waited "
+                  f"{w * 1e3:.1f} ms of the {x['median_s'] * 1e3:.1f} ms step for the device "
+                  f"(median), so it queued the step's work in about "
+                  f"{(x['median_s'] - w) * 1e3:.1f} ms")
     for x in results:
         if "profile" in x:
             print()

@@ -297,6 +297,8 @@ it, t.numpy() copies it.)doc")
   m.def("select", &glimmer_rt::select, nogil, py::arg("cond"), py::arg("a"),
         py::arg("b"));
   m.def("convert", &glimmer_rt::convert, nogil, py::arg("x"), py::arg("dtype"));
+  m.def("convert_list", &glimmer_rt::convertList, nogil, py::arg("inputs"),
+        py::arg("dtype"));
 
   // Reductions and scans.
   m.def("reduce", &glimmer_rt::reduce, nogil, py::arg("kind"), py::arg("x"),
@@ -419,6 +421,12 @@ it, t.numpy() copies it.)doc")
         py::arg("step"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"),
         py::arg("eps"), py::arg("weight_decay"),
         py::arg("grad_scale") = glimmer_rt::Tensor());
+  // The new params, then the new exp_avgs, then the new exp_avg_sqs.
+  m.def("adamw_update_list", &glimmer_rt::adamwUpdateList, nogil,
+        py::arg("params"), py::arg("grads"), py::arg("exp_avgs"),
+        py::arg("exp_avg_sqs"), py::arg("step"), py::arg("lr"),
+        py::arg("beta1"), py::arg("beta2"), py::arg("eps"),
+        py::arg("weight_decay"), py::arg("grad_scale") = glimmer_rt::Tensor());
   m.def("sgd_update", &glimmer_rt::sgdUpdate, nogil, py::arg("param"),
         py::arg("grad"), py::arg("lr"), py::arg("weight_decay"),
         py::arg("grad_scale") = glimmer_rt::Tensor());

@@ -195,6 +195,8 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   }
   // Then elementwise chains become fusions (one kernel each on a GPU).
   pm.addPass(createGlimmerFuseElementwise());
+  // Per-parameter updates and casts share launches.
+  pm.addPass(createGlimmerMultiTensor());
   if (failed(pm.run(*model.module)))
     return failure();
   return compileModule(context, std::move(model.module), cacheDir,

@@ -52,6 +52,8 @@ class _OnDevice:
             return r.to("cpu")
         if isinstance(r, tuple):
             return tuple(self._back(x) for x in r)
+        if isinstance(r, list):
+            return [self._back(x) for x in r]
         return r
 
     def __getattr__(self, name):
@@ -1035,6 +1037,63 @@ def test_optimizers_bf16_grad_of_f32_param():
         rt.sgd_update(p, wide.reshape(9, 5), 0.1, 0.0)
     with pytest.raises(ValueError, match=r"or in bf16 for an f32 param, got bf16\[5, 9\]"):
         rt.sgd_update(p.astype(np.float64), g, 0.1, 0.0)
+
+
+# Sizes for the list kernels: empty, below and across one vector of 4,
+# across several of the GPU kernels' 16384-element chunks, and more tensors
+# than one launch takes (32 updates, 64 conversions).
+LIST_SHAPES = [(0,), (1,), (3,), (4, 5), (37,), (16385,), (3, 40001)] + [(k + 2,) for k in range(70)]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("scaled", [False, True])
+def test_adamw_update_list(dtype, scaled):
+    # Each tensor of the list gets the bits of its own adamw_update (f32
+    # params with some bf16 grads too, which share launches by type).
+    ps = [randn(s, dtype, 900 + i) for i, s in enumerate(LIST_SHAPES)]
+    gs = [randn(s, dtype, 1000 + i, scale=3.0) for i, s in enumerate(LIST_SHAPES)]
+    if dtype == np.float32:
+        gs = [rt.convert(g, rt.DType.BF16) if i % 3 == 1 else g for i, g in enumerate(gs)]
+    ms = [randn(s, dtype, 1100 + i) for i, s in enumerate(LIST_SHAPES)]
+    vs = [np.abs(randn(s, dtype, 1200 + i)) for i, s in enumerate(LIST_SHAPES)]
+    step = np.array(4, np.int64)
+    kw = {"grad_scale": np.array(0.37, dtype)} if scaled else {}
+    out = rt.adamw_update_list(ps, gs, ms, vs, step, 1e-2, 0.9, 0.95, 1e-8, 0.1, **kw)
+    n = len(ps)
+    assert len(out) == 3 * n
+    for k in range(n):
+        one = rt.adamw_update(ps[k], gs[k], ms[k], vs[k], step, 1e-2, 0.9, 0.95, 1e-8, 0.1, **kw)
+        for j in range(3):
+            equal(out[j * n + k], npy(one[j]))
+    assert rt.adamw_update_list([], [], [], [], step, 1e-2, 0.9, 0.95, 1e-8, 0.1) == []
+
+
+def test_adamw_update_list_errors():
+    p = randn((3, 4), np.float32, 1300)
+    step = np.array(1, np.int64)
+    with pytest.raises(ValueError, match=r"glimmer.adamw_update_list: expects as many grads, "
+                       r"exp_avgs and exp_avg_sqs as params, got 2 params, 1 grads, 2 exp_avgs "
+                       r"and 2 exp_avg_sqs"):
+        rt.adamw_update_list([p, p], [p], [p, p], [p, p], step, 1e-2, 0.9, 0.95, 1e-8, 0.0)
+    # Each update is checked as adamw_update checks it.
+    with pytest.raises(ValueError, match=r"glimmer.adamw_update: expects exp_avg like param"):
+        rt.adamw_update_list([p, p], [p, p], [p, p[:2]], [p, p], step, 1e-2, 0.9, 0.95, 1e-8, 0.0)
+    with pytest.raises(ValueError, match="glimmer.adamw_update: expects a 1-based step, got 0"):
+        rt.adamw_update_list([p], [p], [p], [p], np.array(0, np.int64), 1e-2, 0.9, 0.95, 1e-8, 0.0)
+
+
+@pytest.mark.parametrize("to", [rt.DType.F32, rt.DType.F64, rt.DType.BF16, rt.DType.I64])
+def test_convert_list(to):
+    # Each input gets the bits of its own convert, whatever its type (inputs
+    # of the result type are copied).
+    kinds = [np.float32, np.float64, np.int64, np.int32]
+    xs = [randn(s, kinds[i % 4], 1400 + i, scale=50.0) for i, s in enumerate(LIST_SHAPES)]
+    out = rt.convert_list(xs, to)
+    assert len(out) == len(xs)
+    wide = rt.DType.F32 if to == rt.DType.BF16 else to  # numpy has no bf16
+    for x, y in zip(xs, out):
+        equal(rt.convert(y, wide), npy(rt.convert(rt.convert(x, to), wide)))
+    assert rt.convert_list([], to) == []
 
 
 # --------------------------------------------------------------------------

@@ -865,6 +865,26 @@ def test_adamw(weight_decay):
             st["exp_avg_sq"].copy_(tt(host(Vs)))
 
 
+def test_adamw_update_list():
+    # bf16 params, grads and state, sizes across vectors, chunks (16384
+    # elements) and launches (32 updates): each tensor gets the bits of its
+    # own adamw_update. The converts to bf16 share launches (convert_list).
+    shapes = [(0,), (3,), (4, 70), (16385,), (2, 20001)] + [(k + 1,) for k in range(40)]
+    P = rt.convert_list([dev(randb(s, 740 + i), F32) for i, s in enumerate(shapes)], LOW)
+    G = [dev(randb(s, 800 + i, 3.0)) for i, s in enumerate(shapes)]
+    M = [dev(randb(s, 860 + i)) for i, s in enumerate(shapes)]
+    V = [dev(np.abs(randb(s, 920 + i))) for i, s in enumerate(shapes)]
+    for p, s, i in zip(P, shapes, range(len(shapes))):
+        equal(p, bf(randb(s, 740 + i)))
+    step = dev(np.array(3, np.int64))
+    out = rt.adamw_update_list(P, G, M, V, step, 0.1, 0.9, 0.95, 1e-8, 0.5)
+    n = len(P)
+    for k in range(n):
+        one = rt.adamw_update(P[k], G[k], M[k], V[k], step, 0.1, 0.9, 0.95, 1e-8, 0.5)
+        for j in range(3):
+            equal(out[j * n + k], host(one[j]))
+
+
 def test_sgd():
     p = randb(300, 720)
     tp = torch.nn.Parameter(tt(p))

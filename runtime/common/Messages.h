@@ -82,6 +82,18 @@ inline std::string badSumSquaresInputs(const std::vector<Tensor> &inputs,
   return "";
 }
 
+/// adamw_update_list's four lists, which pair up by index: the error
+/// message when their lengths differ, or "".
+inline std::string badAdamWListLengths(size_t params, size_t grads,
+                                       size_t expAvgs, size_t expAvgSqs) {
+  if (grads == params && expAvgs == params && expAvgSqs == params)
+    return "";
+  return "expects as many grads, exp_avgs and exp_avg_sqs as params, got " +
+         std::to_string(params) + " params, " + std::to_string(grads) +
+         " grads, " + std::to_string(expAvgs) + " exp_avgs and " +
+         std::to_string(expAvgSqs) + " exp_avg_sqs";
+}
+
 } // namespace glimmer_rt::messages
 
 #endif // GLIMMER_RT_COMMON_MESSAGES_H

@@ -186,6 +186,15 @@ void glimmer_rt::resetPeakDeviceMemory(Device device) {
     resetHostPeak();
 }
 
+double glimmer_rt::hostWaitSeconds(Device device) {
+#ifdef GLIMMER_RT_HAVE_CUDA
+  if (device.isCuda())
+    return cuda::hostWaitSeconds(device.index);
+#endif
+  (void)device;
+  return 0;
+}
+
 bool glimmer_rt::profilingEnabled() {
   static const bool on = std::getenv("GLIMMER_PROFILE") != nullptr;
   return on;

@@ -678,6 +678,17 @@ Tensor convert(const Tensor &x, DType dtype) {
   return y;
 }
 
+std::vector<Tensor> convertList(const std::vector<Tensor> &inputs,
+                                DType dtype) {
+  if (anyOnCuda(inputs))
+    GLIMMER_CUDA_CALL(convertList, inputs, dtype);
+  std::vector<Tensor> out;
+  out.reserve(inputs.size());
+  for (const Tensor &x : inputs)
+    out.push_back(convert(x, dtype));
+  return out;
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions and scans
 //===----------------------------------------------------------------------===//
@@ -1916,6 +1927,27 @@ adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
     }
     return std::make_tuple(p, m, v);
   });
+}
+
+std::vector<Tensor> adamwUpdateList(
+    const std::vector<Tensor> &params, const std::vector<Tensor> &grads,
+    const std::vector<Tensor> &expAvgs, const std::vector<Tensor> &expAvgSqs,
+    const Tensor &step, double lr, double beta1, double beta2, double eps,
+    double weightDecay, const Tensor &gradScale) {
+  if (anyOnCuda(params) || anyOnCuda(grads) || anyOnCuda(expAvgs) ||
+      anyOnCuda(expAvgSqs) || onCuda(step, gradScale))
+    GLIMMER_CUDA_CALL(adamwUpdateList, params, grads, expAvgs, expAvgSqs, step,
+                      lr, beta1, beta2, eps, weightDecay, gradScale);
+  std::string bad = messages::badAdamWListLengths(
+      params.size(), grads.size(), expAvgs.size(), expAvgSqs.size());
+  check(bad.empty(), "adamw_update_list", bad);
+  size_t n = params.size();
+  std::vector<Tensor> out(3 * n);
+  for (size_t k = 0; k < n; ++k)
+    std::tie(out[k], out[n + k], out[2 * n + k]) =
+        adamwUpdate(params[k], grads[k], expAvgs[k], expAvgSqs[k], step, lr,
+                    beta1, beta2, eps, weightDecay, gradScale);
+  return out;
 }
 
 Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,

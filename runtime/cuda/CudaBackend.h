@@ -41,6 +41,9 @@ void releaseCache();
 /// got back on `device` since the last resetPeakMemory.
 size_t peakMemoryInUse(int device);
 void resetPeakMemory(int device);
+/// Seconds the host has waited in synchronize(device) for its stream, in
+/// all, since the process started.
+double hostWaitSeconds(int device);
 
 // Per-op device time with GLIMMER_PROFILE (cuda/Profile.cu).
 void profileCollect(bool count);
@@ -117,6 +120,7 @@ Tensor pow(const Tensor &a, const Tensor &b);
 Tensor compare(CompareDir dir, const Tensor &a, const Tensor &b);
 Tensor select(const Tensor &cond, const Tensor &a, const Tensor &b);
 Tensor convert(const Tensor &x, DType dtype);
+std::vector<Tensor> convertList(const std::vector<Tensor> &inputs, DType dtype);
 
 Tensor reduce(Reduction kind, const Tensor &x, const std::vector<int64_t> &dims,
               bool keepDims);
@@ -181,6 +185,11 @@ adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
             const Tensor &expAvgSq, const Tensor &step, double lr,
             double beta1, double beta2, double eps, double weightDecay,
             const Tensor &gradScale);
+std::vector<Tensor> adamwUpdateList(
+    const std::vector<Tensor> &params, const std::vector<Tensor> &grads,
+    const std::vector<Tensor> &expAvgs, const std::vector<Tensor> &expAvgSqs,
+    const Tensor &step, double lr, double beta1, double beta2, double eps,
+    double weightDecay, const Tensor &gradScale);
 Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
                  double weightDecay, const Tensor &gradScale);
 

@@ -52,6 +52,9 @@ struct DeviceState {
   cudaStream_t stream = nullptr;
   /// Bytes handed out and not yet given back, and their high-water mark.
   size_t inUse = 0, peak = 0;
+  /// Seconds host threads have spent in synchronize waiting for the stream
+  /// to drain (what is left of a step is the host's own work).
+  double waited = 0;
   /// With GLIMMER_PROFILE: each block handed out, with its bucket and the
   /// op that asked for it, and the blocks live at the peak summed by op.
   struct Block {
@@ -183,6 +186,12 @@ size_t peakMemoryInUse(int device) {
   return s.peak;
 }
 
+double hostWaitSeconds(int device) {
+  DeviceState &s = state(device);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.waited;
+}
+
 void resetPeakMemory(int device) {
   DeviceState &s = state(device);
   std::lock_guard<std::mutex> lock(s.mutex);
@@ -304,6 +313,14 @@ void synchronize(int device) {
   while (true) {
     cudaError_t status = cudaStreamQuery(s);
     if (status == cudaSuccess) {
+      if (polls > 0) {
+        double waited = std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+        DeviceState &st = state(device);
+        std::lock_guard<std::mutex> lock(st.mutex);
+        st.waited += waited;
+      }
       runDeferredChecks(device);
       return;
     }

@@ -73,6 +73,64 @@ __global__ void convertVecKernel(const void *in, void *out, int64_t n) {
     storeScalar(To, out, i, loadScalar(From, in, i));
 }
 
+/// Up to kConvertBatch conversions per launch, passed by value as kernel
+/// parameters (about 1.6 KB).
+constexpr int kConvertBatch = 64;
+/// Elements per chunk (a multiple of kVec); a block converts a chunk of one
+/// input at a time.
+constexpr int64_t kConvertChunk = int64_t(1) << 14;
+
+struct ConvertBatch {
+  const void *in[kConvertBatch];
+  void *out[kConvertBatch];
+  int64_t numel[kConvertBatch];
+  /// Input k's chunks are [firstChunk[k], firstChunk[k + 1]).
+  int64_t firstChunk[kConvertBatch + 1];
+  /// Bit k: input k and its output are aligned for kVec-element accesses.
+  unsigned long long vec;
+  int count;
+};
+
+/// convertVecKernel / convertTypedKernel over a batch of inputs: a grid of
+/// blocks striding over the chunks, each element converted as there.
+template <DType From, DType To>
+__global__ void convertListKernel(const __grid_constant__ ConvertBatch batch) {
+  using In = ElemPack<bytesOf(From)>;
+  using Out = ElemPack<bytesOf(To)>;
+  int64_t chunks = batch.firstChunk[batch.count];
+  for (int64_t b = blockIdx.x; b < chunks; b += gridDim.x) {
+    int lo = 0, hi = batch.count - 1; // the last input starting at or before b
+    while (lo < hi) {
+      int mid = (lo + hi + 1) / 2;
+      if (batch.firstChunk[mid] <= b)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    const void *in = batch.in[lo];
+    void *out = batch.out[lo];
+    int64_t begin = (b - batch.firstChunk[lo]) * kConvertChunk;
+    int64_t end = begin + kConvertChunk < batch.numel[lo]
+                      ? begin + kConvertChunk
+                      : batch.numel[lo];
+    int64_t first = begin;
+    if ((batch.vec >> lo) & 1ull) {
+      int64_t last = end / kVec;
+      for (int64_t j = begin / kVec + threadIdx.x; j < last; j += blockDim.x) {
+        In a = static_cast<const In *>(in)[j];
+        Out r;
+#pragma unroll
+        for (int u = 0; u < kVec; ++u)
+          storeScalar(To, r.b, u, loadScalar(From, a.b, u));
+        static_cast<Out *>(out)[j] = r;
+      }
+      first = last * kVec;
+    }
+    for (int64_t i = first + threadIdx.x; i < end; i += blockDim.x)
+      storeScalar(To, out, i, loadScalar(From, in, i));
+  }
+}
+
 // Unary formulas shared with the fused kernels (ElementwiseMath.cuh).
 using namespace math;
 
@@ -559,6 +617,77 @@ Tensor convert(const Tensor &x, DType dtype) {
   Tensor y = c.empty(dtype, x.shape());
   launchConvert(c, x.dtype(), x.raw(), dtype, y.raw(), x.numel());
   return y;
+}
+
+std::vector<Tensor> convertList(const std::vector<Tensor> &inputs,
+                                DType dtype) {
+  std::vector<Tensor> out(inputs.size());
+  if (inputs.empty())
+    return out;
+  // Each input is checked and converted as convert does it (its messages).
+  const char *op = "convert";
+  for (const Tensor &x : inputs)
+    requireDefined(op, x, "input");
+  check(dtypeSize(dtype) != 0, op, "unknown result type");
+  Ctx c("convert_list", {firstOnGpu(inputs)});
+  for (const Tensor &x : inputs)
+    check(x.device() == c.device, op,
+          "operands live on different devices (" + c.device.str() + " and " +
+              x.device().str() + ")");
+  // Inputs of one common type share launches; the others (and copies to
+  // the same type) go one by one.
+  std::vector<bool> done(inputs.size(), false);
+  for (size_t first = 0; first < inputs.size(); ++first) {
+    if (done[first])
+      continue;
+    DType from = inputs[first].dtype();
+    if (from == dtype || !isCommonType(from) || !isCommonType(dtype)) {
+      out[first] = from == dtype ? inputs[first].clone()
+                                 : c.empty(dtype, inputs[first].shape());
+      if (from != dtype)
+        launchConvert(c, from, inputs[first].raw(), dtype, out[first].raw(),
+                      inputs[first].numel());
+      done[first] = true;
+      continue;
+    }
+    std::vector<size_t> group;
+    for (size_t k = first; k < inputs.size(); ++k)
+      if (!done[k] && inputs[k].dtype() == from) {
+        group.push_back(k);
+        done[k] = true;
+      }
+    withCommonType(from, [&](auto f) {
+      withCommonType(dtype, [&](auto t) {
+        constexpr DType From = decltype(f)::value, To = decltype(t)::value;
+        for (size_t at = 0; at < group.size(); at += kConvertBatch) {
+          ConvertBatch batch{};
+          batch.count = int(std::min<size_t>(kConvertBatch, group.size() - at));
+          for (int j = 0; j < batch.count; ++j) {
+            size_t k = group[at + size_t(j)];
+            out[k] = c.empty(dtype, inputs[k].shape());
+            batch.in[j] = inputs[k].raw();
+            batch.out[j] = out[k].raw();
+            batch.numel[j] = inputs[k].numel();
+            batch.firstChunk[j + 1] =
+                batch.firstChunk[j] +
+                (inputs[k].numel() + kConvertChunk - 1) / kConvertChunk;
+            if (packAligned({{batch.in[j], bytesOf(From)},
+                             {batch.out[j], bytesOf(To)}}))
+              batch.vec |= 1ull << j;
+          }
+          int64_t chunks = batch.firstChunk[batch.count];
+          if (chunks == 0)
+            continue;
+          int64_t blocks = std::min<int64_t>(
+              chunks, int64_t(multiprocessors(c.device.index)) * 8);
+          convertListKernel<From, To>
+              <<<unsigned(blocks), kThreads, 0, c.stream>>>(batch);
+          GLIMMER_CUDA_LAUNCHED(c.op);
+        }
+      });
+    });
+  }
+  return out;
 }
 
 } // namespace cuda

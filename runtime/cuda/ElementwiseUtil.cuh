@@ -256,8 +256,10 @@ void deferCheck(int device, const char *op, const unsigned long long *flag,
 /// synchronize() of the device, with the same message.
 class ErrorFlag {
 public:
-  explicit ErrorFlag(const Ctx &c)
-      : op(c.op), device(c.device.index), pooled(deferredFlag(device)) {
+  /// `op` names the check's op in the message (the Ctx's by default).
+  explicit ErrorFlag(const Ctx &c, const char *op = nullptr)
+      : op(op ? op : c.op), device(c.device.index),
+        pooled(deferredFlag(device)) {
     if (pooled)
       return;
     word = Tensor(DType::I64, {1}, c.device);

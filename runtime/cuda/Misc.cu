@@ -164,6 +164,25 @@ adamwElement(const T *P, const G *Gr, const T *S, const T *M, const T *V,
 /// each thread moves kVec neighbouring elements of each tensor per access
 /// (the grid covers n / kVec vectors; the n % kVec last elements one by
 /// one). G is T, or bf16 under an f32 T (widened exactly by ld).
+/// Thread 0 of a block: the step's bias corrections, or `bad` for a step
+/// below 1 (flagged by block 0).
+template <typename A>
+__device__ __forceinline__ void
+adamwCorrections(const AdamWScalars<A> &s, const int64_t *step,
+                 unsigned long long *flag, A &negStep, A &c2, bool &bad) {
+  int64_t t = *step;
+  bad = t < 1;
+  if (bad) {
+    if (blockIdx.x == 0)
+      flagError(flag, 0);
+  } else {
+    double bc1 = 1 - ::pow(s.beta1, double(t));
+    double bc2 = 1 - ::pow(s.beta2, double(t));
+    negStep = A(-(s.lr / bc1));
+    c2 = A(::sqrt(bc2));
+  }
+}
+
 template <typename T, typename G, bool Vec>
 __global__ void adamwKernel(const T *P, const G *Gr, const T *S, const T *M,
                             const T *V, const int64_t *step, T *oP, T *oM,
@@ -172,19 +191,8 @@ __global__ void adamwKernel(const T *P, const G *Gr, const T *S, const T *M,
   using A = acc_t<T>;
   __shared__ A negStep, c2;
   __shared__ bool bad;
-  if (threadIdx.x == 0) {
-    int64_t t = *step;
-    bad = t < 1;
-    if (bad) {
-      if (blockIdx.x == 0)
-        flagError(flag, 0);
-    } else {
-      double bc1 = 1 - ::pow(s.beta1, double(t));
-      double bc2 = 1 - ::pow(s.beta2, double(t));
-      negStep = A(-(s.lr / bc1));
-      c2 = A(::sqrt(bc2));
-    }
-  }
+  if (threadIdx.x == 0)
+    adamwCorrections(s, step, flag, negStep, c2, bad);
   __syncthreads();
   if (bad)
     return;
@@ -215,6 +223,91 @@ __global__ void adamwKernel(const T *P, const G *Gr, const T *S, const T *M,
   }
   for (int64_t i = first + gridStart(); i < n; i += gridStride())
     adamwElement(P, Gr, S, M, V, oP, oM, oV, i, s, negStep, c2);
+}
+
+/// Up to kAdamWBatch updates per launch, their pointers passed by value as
+/// kernel parameters (about 2.4 KB): no table to copy to the device.
+constexpr int kAdamWBatch = 32;
+/// Elements per chunk, a multiple of kVec: a block updates a chunk of one
+/// tensor at a time, so a launch spreads big and small tensors alike.
+constexpr int64_t kAdamWChunk = int64_t(1) << 14;
+
+template <typename T, typename G>
+struct AdamWBatch {
+  const T *p[kAdamWBatch];
+  const G *g[kAdamWBatch];
+  const T *m[kAdamWBatch];
+  const T *v[kAdamWBatch];
+  T *oP[kAdamWBatch];
+  T *oM[kAdamWBatch];
+  T *oV[kAdamWBatch];
+  int64_t numel[kAdamWBatch];
+  /// Tensor k's chunks are [firstChunk[k], firstChunk[k + 1]).
+  int64_t firstChunk[kAdamWBatch + 1];
+  /// Bit k: tensor k's seven buffers are aligned for kVec-element accesses.
+  unsigned vec;
+  int count;
+};
+
+/// A grid of blocks striding over the batch's chunks; each element is
+/// updated by adamwElement, as adamwKernel does, so the bits are the same.
+template <typename T, typename G>
+__global__ void adamwListKernel(const __grid_constant__ AdamWBatch<T, G> batch,
+                                const T *S, const int64_t *step,
+                                AdamWScalars<acc_t<T>> s,
+                                unsigned long long *flag) {
+  using A = acc_t<T>;
+  __shared__ A negStep, c2;
+  __shared__ bool bad;
+  if (threadIdx.x == 0)
+    adamwCorrections(s, step, flag, negStep, c2, bad);
+  __syncthreads();
+  if (bad)
+    return;
+  int64_t chunks = batch.firstChunk[batch.count];
+  for (int64_t b = blockIdx.x; b < chunks; b += gridDim.x) {
+    int lo = 0, hi = batch.count - 1; // the last tensor starting at or before b
+    while (lo < hi) {
+      int mid = (lo + hi + 1) / 2;
+      if (batch.firstChunk[mid] <= b)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    const T *P = batch.p[lo], *M = batch.m[lo], *V = batch.v[lo];
+    const G *Gr = batch.g[lo];
+    T *oP = batch.oP[lo], *oM = batch.oM[lo], *oV = batch.oV[lo];
+    int64_t begin = (b - batch.firstChunk[lo]) * kAdamWChunk;
+    int64_t end = begin + kAdamWChunk < batch.numel[lo] ? begin + kAdamWChunk
+                                                        : batch.numel[lo];
+    int64_t first = begin;
+    if ((batch.vec >> lo) & 1u) {
+      using PT = ElemPack<sizeof(T)>;
+      using PG = ElemPack<sizeof(G)>;
+      int64_t last = end / kVec;
+      for (int64_t j = begin / kVec + threadIdx.x; j < last; j += blockDim.x) {
+        PT p = reinterpret_cast<const PT *>(P)[j];
+        PG g = reinterpret_cast<const PG *>(Gr)[j];
+        PT m = reinterpret_cast<const PT *>(M)[j];
+        PT v = reinterpret_cast<const PT *>(V)[j];
+        PT rp, rm, rv;
+#pragma unroll
+        for (int u = 0; u < kVec; ++u)
+          adamwElement(reinterpret_cast<const T *>(p.b),
+                       reinterpret_cast<const G *>(g.b), S,
+                       reinterpret_cast<const T *>(m.b),
+                       reinterpret_cast<const T *>(v.b),
+                       reinterpret_cast<T *>(rp.b), reinterpret_cast<T *>(rm.b),
+                       reinterpret_cast<T *>(rv.b), u, s, negStep, c2);
+        reinterpret_cast<PT *>(oP)[j] = rp;
+        reinterpret_cast<PT *>(oM)[j] = rm;
+        reinterpret_cast<PT *>(oV)[j] = rv;
+      }
+      first = last * kVec;
+    }
+    for (int64_t i = first + threadIdx.x; i < end; i += blockDim.x)
+      adamwElement(P, Gr, S, M, V, oP, oM, oV, i, s, negStep, c2);
+  }
 }
 
 /// torch.optim.SGD: g = g + wd * p; p = p + (-lr) * g.
@@ -539,6 +632,128 @@ adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
     });
     return std::make_tuple(p, m, v);
   });
+}
+
+std::vector<Tensor> adamwUpdateList(
+    const std::vector<Tensor> &params, const std::vector<Tensor> &grads,
+    const std::vector<Tensor> &expAvgs, const std::vector<Tensor> &expAvgSqs,
+    const Tensor &step, double lr, double beta1, double beta2, double eps,
+    double weightDecay, const Tensor &gradScale) {
+  std::string lengths = messages::badAdamWListLengths(
+      params.size(), grads.size(), expAvgs.size(), expAvgSqs.size());
+  check(lengths.empty(), "adamw_update_list", lengths);
+  size_t n = params.size();
+  if (n == 0)
+    return {};
+  // Each update's operands are checked as adamw_update checks them, with
+  // its messages; the list's tensors must share one device.
+  const char *op = "adamw_update";
+  const Tensor *where = firstOnGpu(params);
+  for (size_t k = 0; k < n && !where->isCuda(); ++k)
+    for (const Tensor *t : {&grads[k], &expAvgs[k], &expAvgSqs[k]})
+      if (t->isCuda())
+        where = t;
+  Ctx c("adamw_update_list", {where, &step, &gradScale});
+  for (size_t k = 0; k < n; ++k) {
+    const Tensor &param = params[k];
+    requireFloat(op, param, "param");
+    requireOptimizerGrad(op, grads[k], param);
+    requireGradScale(op, gradScale, param);
+    requireLike(op, expAvgs[k], "exp_avg", param, "param");
+    requireLike(op, expAvgSqs[k], "exp_avg_sq", param, "param");
+    for (const Tensor *t : {&param, &grads[k], &expAvgs[k], &expAvgSqs[k]})
+      check(t->device() == c.device, op,
+            "operands live on different devices (" + c.device.str() + " and " +
+                t->device().str() + ")");
+  }
+  requireDefined(op, step, "step");
+  check(step.dtype() == DType::I64 && step.rank() == 0, op,
+        "expects a scalar i64 step, got " + step.describe());
+  check(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, op,
+        "expects beta1 and beta2 in [0, 1)");
+  check(eps > 0, op, "expects eps > 0");
+  std::vector<Tensor> out(3 * n);
+  // The step check says what adamw_update's says.
+  ErrorFlag flag(c, op);
+  // The updates of one (param, grad) type pair share launches of up to
+  // kAdamWBatch tensors.
+  std::vector<bool> done(n, false);
+  for (size_t first = 0; first < n; ++first) {
+    if (done[first])
+      continue;
+    DType pt = params[first].dtype(), gt = grads[first].dtype();
+    std::vector<size_t> group;
+    for (size_t k = first; k < n; ++k)
+      if (!done[k] && params[k].dtype() == pt && grads[k].dtype() == gt) {
+        group.push_back(k);
+        done[k] = true;
+      }
+    dispatchFloat(op, pt, [&](auto tag) {
+      using T = decltype(tag);
+      using A = acc_t<T>;
+      AdamWScalars<A> s{lr,
+                        beta1,
+                        beta2,
+                        weightDecay != 0,
+                        A(1 - lr * weightDecay),
+                        A(1 - beta1),
+                        A(beta2),
+                        A(1 - beta2),
+                        A(eps)};
+      withGradType<T>(grads[first], [&](auto gradTag) {
+        using G = decltype(gradTag);
+        const int t = int(sizeof(T));
+        for (size_t at = 0; at < group.size(); at += kAdamWBatch) {
+          AdamWBatch<T, G> batch{};
+          batch.count = int(std::min<size_t>(kAdamWBatch, group.size() - at));
+          for (int j = 0; j < batch.count; ++j) {
+            size_t k = group[at + size_t(j)];
+            const Tensor &param = params[k];
+            Tensor p = c.empty(param.dtype(), param.shape()),
+                   m = c.empty(param.dtype(), param.shape()),
+                   v = c.empty(param.dtype(), param.shape());
+            batch.p[j] = param.data<T>();
+            batch.g[j] = grads[k].data<G>();
+            batch.m[j] = expAvgs[k].data<T>();
+            batch.v[j] = expAvgSqs[k].data<T>();
+            batch.oP[j] = p.data<T>();
+            batch.oM[j] = m.data<T>();
+            batch.oV[j] = v.data<T>();
+            batch.numel[j] = param.numel();
+            batch.firstChunk[j + 1] =
+                batch.firstChunk[j] +
+                (param.numel() + kAdamWChunk - 1) / kAdamWChunk;
+            if (packAligned({{batch.p[j], t},
+                             {batch.g[j], int(sizeof(G))},
+                             {batch.m[j], t},
+                             {batch.v[j], t},
+                             {batch.oP[j], t},
+                             {batch.oM[j], t},
+                             {batch.oV[j], t}}))
+              batch.vec |= 1u << j;
+            out[k] = p;
+            out[n + k] = m;
+            out[2 * n + k] = v;
+          }
+          // At least one block, so the step is checked for empty tensors
+          // too; at most a few per multiprocessor, each striding over
+          // chunks (each block computes the bias corrections once).
+          int64_t blocks =
+              std::clamp<int64_t>(batch.firstChunk[batch.count], 1,
+                                  int64_t(multiprocessors(c.device.index)) * 8);
+          adamwListKernel<T, G><<<unsigned(blocks), kThreads, 0, c.stream>>>(
+              batch, scaleOf<T>(gradScale), step.data<int64_t>(), s,
+              flag.get());
+          GLIMMER_CUDA_LAUNCHED(op);
+        }
+      });
+      return 0;
+    });
+  }
+  flag.raise([step](int64_t) {
+    return "expects a 1-based step, got " + std::to_string(readIndex(step, 0));
+  });
+  return out;
 }
 
 Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,

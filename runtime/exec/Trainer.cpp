@@ -1105,12 +1105,20 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
   // once.
   Trainer::Batch batch = trainer.prepare(data);
   for (int64_t i = 0; i < options.steps; ++i) {
-    for (Device d : devices)
+    double waitedBefore = 0;
+    for (Device d : devices) {
       resetPeakDeviceMemory(d);
+      waitedBefore += hostWaitSeconds(d);
+    }
     auto start = Clock::now();
     Trainer::StepResult r = trainer.step(batch);
     double seconds =
         std::chrono::duration<double>(Clock::now() - start).count();
+    // Time the host spent waiting for the devices in this step (the rest
+    // went to queueing the work).
+    double waited = -waitedBefore;
+    for (Device d : devices)
+      waited += hostWaitSeconds(d);
     size_t peakBytes = 0;
     for (Device d : devices)
       peakBytes = std::max(peakBytes, peakDeviceMemory(d));
@@ -1130,6 +1138,7 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
               << ",\"tokens_per_s\":" << g17(tps)
               << ",\"seconds\":" << g17(seconds)
               << ",\"peak_device_bytes\":" << peakBytes
+              << ",\"host_wait_seconds\":" << g17(waited)
               << pipelineMetrics(program.layout(), ranks.local(), r) << "}"
               << std::endl;
   }

@@ -593,6 +593,58 @@ LogicalResult FunctionLowering::lower(Operation *op) {
                         .real(a.getWeightDecay())
                         .optional(map(a.getGradScale())));
       })
+      .Case([&](AdamWUpdateListOp a) -> LogicalResult {
+        auto listOf = [&](ValueRange values) {
+          Call list = call("tensorList");
+          for (Value v : values)
+            list.operand(map(v));
+          return list.build(listType)[0];
+        };
+        Value params = listOf(a.getParams()), grads = listOf(a.getGrads()),
+              expAvgs = listOf(a.getExpAvgs()),
+              expAvgSqs = listOf(a.getExpAvgSqs());
+        Value results = call("adamwUpdateList")
+                            .operand(params)
+                            .operand(grads)
+                            .operand(expAvgs)
+                            .operand(expAvgSqs)
+                            .operand(map(a.getStep()))
+                            .real(a.getLr())
+                            .real(a.getBeta1())
+                            .real(a.getBeta2())
+                            .real(a.getEps())
+                            .real(a.getWeightDecay())
+                            .optional(map(a.getGradScale()))
+                            .build(listType)[0];
+        // The lists would otherwise hold their tensors until the function
+        // returns.
+        for (Value list : {params, grads, expAvgs, expAvgSqs})
+          call("release").operand(list).build({});
+        SmallVector<Value> taken;
+        for (unsigned i = 0; i < a->getNumResults(); ++i)
+          taken.push_back(
+              call("take").operand(results).integer(i).build(tensorType)[0]);
+        bind(op, taken);
+        return success();
+      })
+      .Case([&](ConvertListOp c) -> LogicalResult {
+        Call list = call("tensorList");
+        for (Value v : c.getInputs())
+          list.operand(map(v));
+        Value inputs = list.build(listType)[0];
+        Value results =
+            call("convertList")
+                .operand(inputs)
+                .dtype(typeOf(c.getOutputs().front()).getElementType())
+                .build(listType)[0];
+        call("release").operand(inputs).build({});
+        SmallVector<Value> taken;
+        for (unsigned i = 0; i < c->getNumResults(); ++i)
+          taken.push_back(
+              call("take").operand(results).integer(i).build(tensorType)[0]);
+        bind(op, taken);
+        return success();
+      })
       .Case([&](SgdUpdateOp s) -> LogicalResult {
         return one(call("sgdUpdate")
                        .operand(map(s.getParam()))

@@ -125,6 +125,11 @@ private:
 /// allocator, shared by every thread rank.
 size_t peakDeviceMemory(Device device);
 void resetPeakDeviceMemory(Device device);
+/// Seconds host threads have spent waiting for `device`'s queued work
+/// (synchronize and the copies to the host), in all, since the process
+/// started; 0 on the CPU. A step's share of it against the step's time
+/// says whether the device or the host that queues its work is the limit.
+double hostWaitSeconds(Device device);
 
 /// Per-op device time, on when GLIMMER_PROFILE is set in the environment
 /// (CUDA only): each runtime op's kernels are timed with CUDA events.

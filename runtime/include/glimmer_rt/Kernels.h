@@ -66,6 +66,9 @@ Tensor compare(CompareDir dir, const Tensor &a, const Tensor &b);
 Tensor select(const Tensor &cond, const Tensor &a, const Tensor &b);
 /// Element type conversion (float->int truncates toward zero; ->Bool is != 0).
 Tensor convert(const Tensor &x, DType dtype);
+/// convert(inputs[k], dtype) for every k (on a GPU, one launch for all the
+/// inputs of one type instead of one per input).
+std::vector<Tensor> convertList(const std::vector<Tensor> &inputs, DType dtype);
 
 // Reductions and scans.
 /// `dims` sorted and unique; with keepDims the reduced dims stay as 1.
@@ -171,6 +174,16 @@ adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
             const Tensor &expAvgSq, const Tensor &step, double lr,
             double beta1, double beta2, double eps, double weightDecay,
             const Tensor &gradScale = Tensor());
+/// adamwUpdate of (params[k], grads[k], expAvgs[k], expAvgSqs[k]) for every
+/// k, with one step, one set of hyperparameters and one gradScale: the new
+/// params, then the new exp_avgs, then the new exp_avg_sqs (3 n tensors),
+/// each the bits adamwUpdate gives. On a GPU the updates share a few
+/// launches instead of one each.
+std::vector<Tensor> adamwUpdateList(
+    const std::vector<Tensor> &params, const std::vector<Tensor> &grads,
+    const std::vector<Tensor> &expAvgs, const std::vector<Tensor> &expAvgSqs,
+    const Tensor &step, double lr, double beta1, double beta2, double eps,
+    double weightDecay, const Tensor &gradScale = Tensor());
 Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
                  double weightDecay, const Tensor &gradScale = Tensor());
 

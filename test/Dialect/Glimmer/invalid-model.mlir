@@ -750,6 +750,71 @@ func.func @adamw_zero_eps(%p: tensor<16xf32>, %step: tensor<i64>) -> tensor<16xf
 
 // -----
 
+// adamw_update_list pairs its four lists by index: as many of each ...
+func.func @adamw_list_lengths(%p: tensor<16xf32>, %step: tensor<i64>) -> tensor<16xf32> {
+  // expected-error @+1 {{'glimmer.adamw_update_list' op expects as many grads, exp_avgs and exp_avg_sqs as params, got 2 params, 1 grads, 2 exp_avgs and 2 exp_avg_sqs}}
+  %r:6 = "glimmer.adamw_update_list"(%p, %p, %p, %p, %p, %p, %p, %step) <{beta1 = 9.000000e-01 : f64, beta2 = 9.990000e-01 : f64, eps = 1.000000e-08 : f64, lr = 1.000000e-03 : f64, operandSegmentSizes = array<i32: 2, 1, 2, 2, 1, 0>, weight_decay = 0.000000e+00 : f64}>
+      : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<i64>) -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %r#0 : tensor<16xf32>
+}
+
+// -----
+
+// ... at least one ...
+func.func @adamw_list_empty(%step: tensor<i64>) {
+  // expected-error @+1 {{'glimmer.adamw_update_list' op expects at least one param}}
+  "glimmer.adamw_update_list"(%step) <{beta1 = 9.000000e-01 : f64, beta2 = 9.990000e-01 : f64, eps = 1.000000e-08 : f64, lr = 1.000000e-03 : f64, operandSegmentSizes = array<i32: 0, 0, 0, 0, 1, 0>, weight_decay = 0.000000e+00 : f64}> : (tensor<i64>) -> ()
+  return
+}
+
+// -----
+
+// ... and each update checked as adamw_update checks it.
+func.func @adamw_list_grad_shape(%p: tensor<16xf32>, %g: tensor<8xf32>, %step: tensor<i64>) -> tensor<16xf32> {
+  // expected-error @+1 {{'glimmer.adamw_update_list' op expects grad of the param's type 'tensor<16xf32>' (or in bf16 for an f32 param), got 'tensor<8xf32>'}}
+  %p1:2, %m1:2, %v1:2 = glimmer.adamw_update_list (%p, %p), (%p, %g), (%p, %p), (%p, %p), %step lr = 1.0e-03
+      beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01 : (tensor<16xf32>, tensor<16xf32>), (tensor<16xf32>, tensor<8xf32>), tensor<i64>
+  return %p1#0 : tensor<16xf32>
+}
+
+// -----
+
+// convert_list converts into one element type ...
+func.func @convert_list_two_types(%a: tensor<4xf32>) -> tensor<4xbf16> {
+  // expected-error @+1 {{'glimmer.convert_list' op expects every result in one element type, got result #1 of type 'tensor<4xf64>' after 'bf16'}}
+  %c:2 = glimmer.convert_list %a, %a : tensor<4xf32>, tensor<4xf32> to tensor<4xbf16>, tensor<4xf64>
+  return %c#0 : tensor<4xbf16>
+}
+
+// -----
+
+// ... keeping each input's shape ...
+func.func @convert_list_shape(%a: tensor<4xf32>) -> tensor<4xbf16> {
+  // expected-error @+1 {{'glimmer.convert_list' op expects result #1 of input #1's shape, got 'tensor<2xbf16>' for 'tensor<4xf32>'}}
+  %c:2 = glimmer.convert_list %a, %a : tensor<4xf32>, tensor<4xf32> to tensor<4xbf16>, tensor<2xbf16>
+  return %c#0 : tensor<4xbf16>
+}
+
+// -----
+
+// ... with a result for every input, ...
+func.func @convert_list_count(%a: tensor<4xf32>) -> tensor<4xbf16> {
+  // expected-error @+1 {{'glimmer.convert_list' op expects a result per input, got 2 inputs and 1 results}}
+  %c = glimmer.convert_list %a, %a : tensor<4xf32>, tensor<4xf32> to tensor<4xbf16>
+  return %c : tensor<4xbf16>
+}
+
+// -----
+
+// ... and at least one.
+func.func @convert_list_empty() {
+  // expected-error @+1 {{'glimmer.convert_list' op expects at least one input}}
+  "glimmer.convert_list"() : () -> ()
+  return
+}
+
+// -----
+
 // A negative learning rate.
 func.func @adamw_negative_lr(%p: tensor<16xf32>, %step: tensor<i64>) -> tensor<16xf32> {
   // expected-error @+1 {{'glimmer.adamw_update' op expects lr >= 0, got -1.000000e-03}}

@@ -341,6 +341,31 @@ func.func @optimizers_grad_scale(%p: tensor<16xf32>, %step: tensor<i64>, %s: ten
 
 // -----
 
+// adamw_update_list: several updates with one step, grad_scale and set of
+// hyperparameters (a bf16 gradient among them); exp_avgs, exp_avg_sqs and
+// the results take the params' types.
+// CHECK-LABEL: func.func @adamw_update_list
+// CHECK: %{{.*}}:2, %{{.*}}:2, %{{.*}}:2 = glimmer.adamw_update_list(%{{.*}}, %{{.*}}), (%{{.*}}, %{{.*}}), (%{{.*}}, %{{.*}}), (%{{.*}}, %{{.*}}), %{{.*}} grad_scale(%{{.*}} : tensor<f32>) lr = 1.000000e-03 beta1 = 9.000000e-01 beta2 = 0.99899999999999999 eps = 1.000000e-08 weight_decay = 1.000000e-02 : (tensor<16xf32>, tensor<2x3xf32>), (tensor<16xbf16>, tensor<2x3xf32>), tensor<i64>
+func.func @adamw_update_list(%p: tensor<16xf32>, %g: tensor<16xbf16>, %q: tensor<2x3xf32>, %step: tensor<i64>, %s: tensor<f32>)
+    -> (tensor<16xf32>, tensor<2x3xf32>, tensor<16xf32>, tensor<2x3xf32>) {
+  %p1:2, %m1:2, %v1:2 = glimmer.adamw_update_list(%p, %q), (%g, %q), (%p, %q), (%p, %q), %step grad_scale(%s : tensor<f32>)
+      lr = 1.0e-03 beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01
+      : (tensor<16xf32>, tensor<2x3xf32>), (tensor<16xbf16>, tensor<2x3xf32>), tensor<i64>
+  return %p1#0, %p1#1, %v1#0, %m1#1 : tensor<16xf32>, tensor<2x3xf32>, tensor<16xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// convert_list: several conversions into one element type.
+// CHECK-LABEL: func.func @convert_list
+// CHECK: %{{.*}}:2 = glimmer.convert_list %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8xf64> to tensor<4x8xbf16>, tensor<8xbf16>
+func.func @convert_list(%a: tensor<4x8xf32>, %b: tensor<8xf64>) -> (tensor<4x8xbf16>, tensor<8xbf16>) {
+  %c:2 = glimmer.convert_list %a, %b : tensor<4x8xf32>, tensor<8xf64> to tensor<4x8xbf16>, tensor<8xbf16>
+  return %c#0, %c#1 : tensor<4x8xbf16>, tensor<8xbf16>
+}
+
+// -----
+
 // The optimizers with a bf16 gradient of an f32 parameter (widened inside
 // the update).
 // CHECK-LABEL: func.func @optimizers_bf16_grad

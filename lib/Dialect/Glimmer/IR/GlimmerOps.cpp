@@ -766,6 +766,59 @@ LogicalResult AdamWUpdateOp::verify() {
                           getWeightDecay().convertToDouble());
 }
 
+LogicalResult AdamWUpdateListOp::verify() {
+  size_t n = getParams().size();
+  if (n == 0)
+    return emitOpError() << "expects at least one param";
+  if (getGrads().size() != n || getExpAvgs().size() != n ||
+      getExpAvgSqs().size() != n)
+    return emitOpError() << "expects as many grads, exp_avgs and exp_avg_sqs "
+                            "as params, got "
+                         << n << " params, " << getGrads().size() << " grads, "
+                         << getExpAvgs().size() << " exp_avgs and "
+                         << getExpAvgSqs().size() << " exp_avg_sqs";
+  if (tensorType(getStep()).getRank() != 0)
+    return emitOpError() << "expects a scalar (rank-0) step";
+  for (auto [param, grad] : llvm::zip(getParams(), getGrads()))
+    if (failed(checkOptimizerGrad(*this, grad, param)) ||
+        failed(checkGradScale(*this, getGradScale(), param)))
+      return failure();
+  for (auto [name, beta] :
+       {std::pair{"beta1", getBeta1()}, std::pair{"beta2", getBeta2()}}) {
+    double b = beta.convertToDouble();
+    if (!(b >= 0 && b < 1))
+      return emitOpError() << "expects " << name << " in [0, 1), got " << b;
+  }
+  if (failed(checkEps(*this, getEps().convertToDouble())) ||
+      failed(checkNonNegative(*this, "lr", getLr().convertToDouble())))
+    return failure();
+  return checkNonNegative(*this, "weight_decay",
+                          getWeightDecay().convertToDouble());
+}
+
+LogicalResult ConvertListOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "expects at least one input";
+  if (getOutputs().size() != getInputs().size())
+    return emitOpError() << "expects a result per input, got "
+                         << getInputs().size() << " inputs and "
+                         << getOutputs().size() << " results";
+  Type to = tensorType(getOutputs().front()).getElementType();
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(getInputs(), getOutputs()))) {
+    auto [in, out] = pair;
+    if (tensorType(out).getElementType() != to)
+      return emitOpError() << "expects every result in one element type, "
+                              "got result #"
+                           << i << " of type " << out.getType() << " after "
+                           << to;
+    if (tensorType(out).getShape() != tensorType(in).getShape())
+      return emitOpError() << "expects result #" << i << " of input #" << i
+                           << "'s shape, got " << out.getType() << " for "
+                           << in.getType();
+  }
+  return success();
+}
+
 LogicalResult SgdUpdateOp::verify() {
   if (failed(checkOptimizerGrad(*this, getGrad(), getParam())) ||
       failed(checkGradScale(*this, getGradScale(), getParam())) ||

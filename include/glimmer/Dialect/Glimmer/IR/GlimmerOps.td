@@ -834,6 +834,63 @@ def Glimmer_SgdUpdateOp : Glimmer_Op<"sgd_update",
   let hasVerifier = 1;
 }
 
+def Glimmer_AdamWUpdateListOp : Glimmer_Op<"adamw_update_list",
+    [Pure, AttrSizedOperandSegments, SameVariadicResultSize,
+     RangedTypesMatchWith<"exp_avgs have the params' types", "params", "exp_avgs", "$_self">,
+     RangedTypesMatchWith<"exp_avg_sqs have the params' types", "params", "exp_avg_sqs", "$_self">,
+     RangedTypesMatchWith<"new_params have the params' types", "params", "new_params", "$_self">,
+     RangedTypesMatchWith<"new_exp_avgs have the params' types", "params", "new_exp_avgs", "$_self">,
+     RangedTypesMatchWith<"new_exp_avg_sqs have the params' types", "params", "new_exp_avg_sqs", "$_self">]> {
+  let summary = "Several AdamW steps with one step count and one set of hyperparameters";
+  let description = [{
+    `glimmer.adamw_update` of `params[k]`, `grads[k]`, `exp_avgs[k]` and
+    `exp_avg_sqs[k]` for every `k`, all with the same `step`, `grad_scale`
+    and hyperparameters; each result is the bits the single update gives.
+    On a GPU the updates share a few kernel launches (one per 32 tensors of
+    a type) instead of one each. Made by `glimmer-multi-tensor` after every
+    other pass.
+
+    ```mlir
+    %p:2, %m:2, %v:2 = glimmer.adamw_update_list (%p0, %p1), (%g0, %g1),
+        (%m0, %m1), (%v0, %v1), %step grad_scale(%coef : tensor<f32>)
+        lr = 1.0e-03 beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01
+        : (tensor<16xf32>, tensor<8xf32>), (tensor<16xbf16>, tensor<8xf32>), tensor<i64>
+    ```
+  }];
+  let arguments = (ins Variadic<Glimmer_FloatTensor>:$params,
+                       Variadic<Glimmer_FloatTensor>:$grads,
+                       Variadic<Glimmer_FloatTensor>:$exp_avgs,
+                       Variadic<Glimmer_FloatTensor>:$exp_avg_sqs,
+                       StaticShapeTensorOf<[I64]>:$step,
+                       Optional<Glimmer_FloatTensor>:$grad_scale,
+                       F64Attr:$lr, F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
+                       F64Attr:$weight_decay);
+  let results = (outs Variadic<Glimmer_FloatTensor>:$new_params,
+                      Variadic<Glimmer_FloatTensor>:$new_exp_avgs,
+                      Variadic<Glimmer_FloatTensor>:$new_exp_avg_sqs);
+  let assemblyFormat = "`(` $params `)` `,` `(` $grads `)` `,` `(` $exp_avgs `)` `,` `(` $exp_avg_sqs `)` `,` $step (`grad_scale` `(` $grad_scale^ `:` type($grad_scale) `)`)? `lr` `=` $lr `beta1` `=` $beta1 `beta2` `=` $beta2 `eps` `=` $eps `weight_decay` `=` $weight_decay attr-dict `:` `(` type($params) `)` `,` `(` type($grads) `)` `,` type($step)";
+  let hasVerifier = 1;
+}
+
+def Glimmer_ConvertListOp : Glimmer_Op<"convert_list", [Pure]> {
+  let summary = "Several element-type conversions to one type";
+  let description = [{
+    `glimmer.convert` of each input to the results' element type (one for
+    all of them); shapes match input by input. On a GPU the conversions
+    share one launch per 64 inputs of a type instead of one each. Made by
+    `glimmer-multi-tensor` from the casts of a function's arguments (the
+    parameters' bf16 copies of a mixed-precision step).
+
+    ```mlir
+    %w:2 = glimmer.convert_list %a, %b : tensor<4x8xf32>, tensor<8xf32> to tensor<4x8xbf16>, tensor<8xbf16>
+    ```
+  }];
+  let arguments = (ins Variadic<Glimmer_Tensor>:$inputs);
+  let results = (outs Variadic<Glimmer_Tensor>:$outputs);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `to` type($outputs)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Multimodal ops
 //===----------------------------------------------------------------------===//

@@ -769,6 +769,40 @@ def GlimmerFuseElementwise
   let dependentDialects = ["::glimmer::GlimmerDialect"];
 }
 
+def GlimmerMultiTensor : Pass<"glimmer-multi-tensor", "::mlir::ModuleOp"> {
+  let summary = "Gathers per-parameter updates and casts into multi-tensor ops";
+  let description = [{
+    Runs after `glimmer-fuse-elementwise`, on the final functions. In each
+    function:
+
+    * the `glimmer.adamw_update`s that share a step, a `grad_scale` and
+      hyperparameters (an optimizer step's updates of every parameter)
+      become one `glimmer.adamw_update_list` in place of the last of them,
+      when no result of the others is used before it;
+    * the `glimmer.convert`s of the function's arguments to one element
+      type (the bf16 copy of each parameter in a mixed-precision step)
+      become one `glimmer.convert_list` in place of the first of them.
+
+    Each result keeps its bits; on a GPU the medium training step makes two
+    or three launches for its 148 updates and one for its 150 casts instead
+    of one each. A cast made earlier holds its result from the start of the
+    function: in a training step each parameter's copy is kept for the
+    backward anyway.
+
+    Before:
+    ```mlir
+    %a = glimmer.convert %w0 : tensor<4x8xf32> to tensor<4x8xbf16>
+    ...
+    %b = glimmer.convert %w1 : tensor<8xf32> to tensor<8xbf16>
+    ```
+    After:
+    ```mlir
+    %c:2 = glimmer.convert_list %w0, %w1 : tensor<4x8xf32>, tensor<8xf32> to tensor<4x8xbf16>, tensor<8xbf16>
+    ```
+  }];
+  let dependentDialects = ["::glimmer::GlimmerDialect"];
+}
+
 def GlimmerSeedSharding : Pass<"glimmer-seed-sharding", "::mlir::ModuleOp"> {
   let summary = "Seeds the token splits and the tensor-parallel plan";
   let description = [{
