@@ -293,13 +293,23 @@ def GlimmerPrepareCpInputs
     is permuted the same way and attention masks compare explicit positions,
     so the program computes the same loss (up to summation order).
 
-    A value is a sequence value when its shape starts with `[B, T]` or
-    `[1, T]`, or its first dimension is the flattened `B*T` (then it is
-    reshaped around the permutation); `B` and `T` come from the token ids
-    (the first rank-2 integer argument feeding `glimmer.embedding`). Splat
-    constants are left alone (a permutation does not change them). With
-    `cp = 1` the pass does nothing. Errors: no layout recorded, no token
-    ids, a sequence length not divisible by the balancer's chunk count.
+    Which dimensions are the sequence is read off the ops' sharding rules
+    from the token ids (the rank-2 integer argument feeding
+    `glimmer.embedding`), never off sizes: every dimension of a value that
+    is the token ids' sequence is permuted, and flattened batch-major
+    tokens (`[B*T]`) are reshaped around the permutation. Splat constants
+    are left alone (a permutation does not change them). With `cp = 1` the
+    pass does nothing. Errors: no layout recorded, no token ids, a
+    sequence length not divisible by the balancer's chunk count, an op
+    that makes the batch and the sequence one index space, an op whose
+    result depends on the tokens' order (a slice, padding, a concatenation
+    or a cumulative sum along the sequence, a reshape that splits it,
+    causal attention without positions: read off the ops' rules, a
+    sequence dimension must be one factor that passes through or is
+    summed, or one needed whole by an op blind to the order), and an
+    argument along the sequence that is not computed from integer inputs
+    (a learned per-position table, a float mask), which the permutation
+    cannot reach.
 
     Before (`cp = 2`):
     ```mlir
