@@ -349,9 +349,10 @@ LogicalResult Partitioner::partition(Operation *op) {
     for (OpOperand &use : ret->getOpOperands()) {
       Value v = use.get();
       RankedTensorType global = globalTypes.lookup(v);
+      Layout held = layoutOf(v); // a copy: the reshard may grow the map
       Layout want = Layout::replicated(global.getRank());
-      want.partial = layoutOf(v).tokenPartial();
-      use.set(complete(v, layoutOf(v), want, global, loc));
+      want.partial = held.tokenPartial();
+      use.set(complete(v, held, want, global, loc));
       if (!want.partial.empty())
         func.setResultAttr(use.getOperandNumber(), "glimmer.partial",
                            axesAttr(want.partial));
@@ -454,7 +455,8 @@ LogicalResult Partitioner::partition(Operation *op) {
     RankedTensorType global = globalTypes.lookup(v);
     Layout want;
     want.dims = projectFactors(rule, rule.getOperands()[i], factorAxes, mesh);
-    const Layout &held = layoutOf(v);
+    // A copy: the reshard below may grow the map.
+    Layout held = layoutOf(v);
     // One reshard per value and target: the projections that read the same
     // input (Q, K and V) share its all-gather. Only collectives are reused
     // (they are not Pure, so CSE would not merge them), at the first use,
@@ -655,9 +657,10 @@ LogicalResult Partitioner::partitionPartialUse(Operation *op) {
   for (OpOperand &use : op->getOpOperands()) {
     Value v = use.get();
     RankedTensorType global = globalTypes.lookup(v);
+    Layout held = layoutOf(v); // a copy: the reshard may grow the map
     Layout want = Layout::replicated(global.getRank());
-    want.partial = layoutOf(v).tokenPartial();
-    Value local = complete(v, layoutOf(v), want, global, op->getLoc());
+    want.partial = held.tokenPartial();
+    Value local = complete(v, held, want, global, op->getLoc());
     if (local != v) {
       use.set(local);
       globalTypes.try_emplace(local, global);

@@ -86,24 +86,22 @@ struct ShardParamsPass
       // the FSDP pieces gather back to the tensor-parallel piece, and the
       // rank holds 1/(tp * group) of the parameter; a row-parallel weight is
       // then split on both dimensions.
-      int64_t dim = 0;
-      if (givenStorage) {
-        // as given
-      } else if (type.getRank() == 0 ||
-                 type.getDimSize(dim) %
-                         (axesSize(compute[dim], mesh) * group) !=
-                     0) {
-        std::string entry;
-        llvm::raw_string_ostream os(entry);
-        os << "'" << name.getValue() << "' (" << type;
-        if (type.getRank() > 0 && !compute[dim].empty())
-          os << ", already split over " << llvm::join(compute[dim], ", ")
-             << ": " << axesSize(compute[dim], mesh) * group << " pieces";
-        os << ")";
-        replicated.push_back(entry);
-        continue;
-      } else {
-        storage[dim].append(axes.begin(), axes.end());
+      if (!givenStorage) {
+        int64_t pieces = type.getRank() == 0
+                             ? 0
+                             : axesSize(compute[0], mesh) * group;
+        if (pieces == 0 || type.getDimSize(0) % pieces != 0) {
+          std::string entry;
+          llvm::raw_string_ostream os(entry);
+          os << "'" << name.getValue() << "' (" << type;
+          if (pieces != 0 && !compute[0].empty())
+            os << ", already split over " << llvm::join(compute[0], ", ")
+               << ": " << pieces << " pieces";
+          os << ")";
+          replicated.push_back(entry);
+          continue;
+        }
+        storage[0].append(axes.begin(), axes.end());
       }
       auto attr = [&](ArrayRef<Axes> dims) {
         SmallVector<Attribute> list;
