@@ -778,20 +778,8 @@ void Importer::registerConverters() {
       setOut(n, 0, Imp::ofList(out));
       return;
     }
-    MValue t = tensorIn(n, 0);
-    auto s = shapeOf(t);
-    int64_t dim = normDim(in(n, 1).asInt(), s.size());
-    int64_t start = in(n, 2).kind == Imp::None
-                        ? 0
-                        : clampIndex(in(n, 2).asInt(), s[dim]);
-    int64_t end = in(n, 3).kind == Imp::None
-                      ? s[dim]
-                      : clampIndex(in(n, 3).asInt(), s[dim]);
-    int64_t step = in(n, 4).asInt();
-    if (step < 1)
-      fail("slice step must be positive");
-    end = std::max(end, start);
-    setTensor(n, slice(t, dim, start, end, step));
+    // A view of a tensor (Aliasing.cpp), with PyTorch's index rules.
+    setTensor(n, applyView(tensorIn(n, 0), *viewStepOf(n)));
   };
   C["aten::narrow"] = [this](jit::Node *n) {
     MValue t = tensorIn(n, 0);
@@ -802,29 +790,22 @@ void Importer::registerConverters() {
       start += s[dim];
     setTensor(n, slice(t, dim, start, start + in(n, 3).asInt(), 1));
   };
-  auto selectIndex = [this](MValue t, int64_t dim, int64_t index) {
-    auto s = shapeOf(t);
-    if (index < 0)
-      index += s[dim];
-    if (index < 0 || index >= s[dim])
-      fail("index " + std::to_string(index) + " is out of range for size " +
-           std::to_string(s[dim]));
-    MValue r = slice(t, dim, index, index + 1, 1);
-    std::vector<int64_t> out(s.begin(), s.end());
-    out.erase(out.begin() + dim);
-    return reshape(r, out);
+  C["aten::select"] = [this](jit::Node *n) {
+    setTensor(n, applyView(tensorIn(n, 0), *viewStepOf(n)));
   };
-  C["aten::select"] = [this, selectIndex](jit::Node *n) {
-    MValue t = tensorIn(n, 0);
-    int64_t dim = normDim(in(n, 1).asInt(), shapeOf(t).size());
-    setTensor(n, selectIndex(t, dim, in(n, 2).asInt()));
+  // An in-place write; Aliasing.cpp puts it back into what `self` views.
+  C["aten::copy_"] = [this](jit::Node *n) {
+    MValue self = tensorIn(n, 0);
+    setTensor(n, broadcastTo(convert(tensorIn(n, 1), elemOf(self)),
+                             shapeOf(self)));
   };
-  C["aten::unbind"] = [this, selectIndex](jit::Node *n) {
+  C["aten::unbind"] = [this](jit::Node *n) {
     MValue t = tensorIn(n, 0);
     int64_t dim = normDim(in(n, 1).asInt(), shapeOf(t).size());
     std::vector<Imp> parts;
     for (int64_t i = 0; i < shapeOf(t)[dim]; ++i)
-      parts.push_back(Imp::ofTensor(selectIndex(t, dim, i)));
+      parts.push_back(
+          Imp::ofTensor(applyView(t, ViewStep{true, dim, i, i + 1, 1})));
     setOut(n, 0, Imp::ofList(parts));
   };
   auto splitBy = [this](MValue t, int64_t dim, std::vector<int64_t> sizes) {

@@ -133,6 +133,14 @@ private:
 
   // Node conversion.
   void convertNode(jit::Node *node);
+  /// Views and in-place writes (Aliasing.cpp): a tensor that aten::select
+  /// or aten::slice takes of another is recorded as a view of its root;
+  /// an in-place op on a view writes its result back into the root, and
+  /// a view read after its root changed is taken again, so reads follow
+  /// PyTorch's alias semantics on a functional program.
+  void noteView(jit::Node *node);
+  void noteInPlaceWrite(jit::Node *node);
+  void refreshView(const jit::Value *v);
   /// Evaluates `node` with LibTorch when all its inputs are known at import
   /// time (e.g. masks and position tables built from arange); binds constant
   /// outputs and returns true, or returns false to convert it normally.
@@ -202,6 +210,24 @@ private:
   jit::Module module;
   std::shared_ptr<jit::Graph> graph;
   llvm::DenseMap<const jit::Value *, Imp> env;
+  /// One step from a tensor to its view: a select (start = the index, the
+  /// dimension dropped) or a slice [start, end) of `dim` with `step`.
+  struct ViewStep {
+    bool select;
+    int64_t dim, start, end, step;
+  };
+  struct View {
+    const jit::Value *root;
+    std::vector<ViewStep> steps;
+    /// The root's version the view was taken from.
+    unsigned version;
+  };
+  llvm::DenseMap<const jit::Value *, View> views;
+  /// How many in-place writes each root has had.
+  llvm::DenseMap<const jit::Value *, unsigned> versions;
+  std::optional<ViewStep> viewStepOf(jit::Node *node);
+  MValue applyView(MValue root, llvm::ArrayRef<ViewStep> steps);
+  MValue writeView(MValue base, llvm::ArrayRef<ViewStep> steps, MValue v);
   // state_dict order: (name, tensor, is_parameter).
   std::vector<std::tuple<std::string, at::Tensor, bool>> stateDict;
   // Tied weights: a state_dict key whose tensor is an earlier key's (an

@@ -785,9 +785,12 @@ mlir::OwningOpRef<mlir::ModuleOp> Importer::run() {
       return badDebugInfo(e.what());
     }
     try {
-      if (tryFold(node))
-        continue;
-      convertNode(node);
+      for (const jit::Value *input : node->inputs())
+        refreshView(input);
+      if (!tryFold(node))
+        convertNode(node);
+      noteView(node);
+      noteInPlaceWrite(node);
     } catch (const ImportError &e) {
       mlir::emitError(loc) << e.message;
       return nullptr;

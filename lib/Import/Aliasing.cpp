@@ -1,0 +1,169 @@
+//===- Aliasing.cpp - Views and in-place writes on a functional program --===//
+//
+// PyTorch tensors alias: `p[:, i] = x` (aten::select, then aten::copy_)
+// writes into `p`, and a view taken before the write reads the new values
+// after it. The glimmer program is functional, so the importer tracks which
+// traced values are views of which root, through select and slice: an
+// in-place op on a view puts its result back into the root (a masked
+// select of the written region, padded to the root's shape), and a view
+// read after its root changed is taken again from the new root. A read
+// before the write keeps the old value, as in PyTorch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+#include "glimmer/Dialect/Glimmer/IR/OpEmitter.h"
+
+using namespace mlir;
+using namespace glimmer;
+using namespace glimmer::detail;
+
+/// The view a select or slice node takes, with PyTorch's index rules.
+std::optional<Importer::ViewStep> Importer::viewStepOf(jit::Node *node) {
+  std::string kind = node->kind().toQualString();
+  bool select = kind == "aten::select";
+  if (!select && kind != "aten::slice")
+    return std::nullopt;
+  auto x = env.find(node->input(0));
+  if (x == env.end() || x->second.kind != Imp::Tensor)
+    return std::nullopt;
+  auto shape = shapeOf(x->second.tensor);
+  ViewStep s;
+  s.select = select;
+  s.dim = normDim(in(node, 1).asInt(), shape.size());
+  int64_t size = shape[s.dim];
+  if (select) {
+    s.start = in(node, 2).asInt();
+    if (s.start < 0)
+      s.start += size;
+    if (s.start < 0 || s.start >= size)
+      fail("index " + std::to_string(in(node, 2).asInt()) +
+           " is out of range for size " + std::to_string(size));
+    s.end = s.start + 1;
+    s.step = 1;
+    return s;
+  }
+  auto clamp = [&](const Imp &v, int64_t dflt) {
+    if (v.kind == Imp::None)
+      return dflt;
+    int64_t i = v.asInt();
+    if (i < 0)
+      i += size;
+    return std::min(std::max<int64_t>(i, 0), size);
+  };
+  s.start = clamp(in(node, 2), 0);
+  s.end = std::max(clamp(in(node, 3), size), s.start);
+  s.step = in(node, 4).asInt();
+  if (s.step < 1)
+    fail("slice step must be positive");
+  return s;
+}
+
+MValue Importer::applyView(MValue v, ArrayRef<ViewStep> steps) {
+  for (const ViewStep &s : steps) {
+    v = slice(v, s.dim, s.start, s.end, s.step);
+    if (s.select) {
+      std::vector<int64_t> out(shapeOf(v).begin(), shapeOf(v).end());
+      out.erase(out.begin() + s.dim);
+      v = reshape(v, out);
+    }
+  }
+  return v;
+}
+
+MValue Importer::writeView(MValue base, ArrayRef<ViewStep> steps, MValue v) {
+  if (steps.empty())
+    return v;
+  const ViewStep &s = steps.front();
+  MValue inner =
+      writeView(applyView(base, s), steps.drop_front(), v);
+  if (s.step != 1)
+    fail("an in-place write through a slice with step " +
+         std::to_string(s.step) + " is not supported");
+  auto shape = shapeOf(base);
+  if (s.select) {
+    std::vector<int64_t> kept(shapeOf(inner).begin(), shapeOf(inner).end());
+    kept.insert(kept.begin() + s.dim, 1);
+    inner = reshape(inner, kept);
+  }
+  // The written region padded to the base's shape, chosen where the index
+  // along the dimension lies in [start, end).
+  std::vector<int64_t> low(shape.size(), 0), high(shape.size(), 0);
+  low[s.dim] = s.start;
+  high[s.dim] = shape[s.dim] - s.end;
+  MValue padded = PadOp::create(b, loc, typeOf(base), inner,
+                                b.getDenseI64ArrayAttr(low),
+                                b.getDenseI64ArrayAttr(high),
+                                b.getF64FloatAttr(0.0));
+  OpEmitter e{b, loc};
+  auto index = tensorType(shape, i64());
+  MValue iota = e.iota(index, s.dim);
+  MValue from = e.compare(CompareDirection::GE, iota,
+                          splat(shape, i64(), double(s.start)));
+  MValue to = e.compare(CompareDirection::LT, iota,
+                        splat(shape, i64(), double(s.end)));
+  return e.select(from, e.select(to, padded, base), base);
+}
+
+void Importer::noteView(jit::Node *node) {
+  std::optional<ViewStep> step = viewStepOf(node);
+  if (!step)
+    return;
+  const jit::Value *source = node->input(0);
+  View view{source, {}, 0};
+  if (auto parent = views.find(source); parent != views.end()) {
+    view.root = parent->second.root;
+    view.steps = parent->second.steps;
+  }
+  view.steps.push_back(*step);
+  view.version = versions.lookup(view.root);
+  views[node->output(0)] = std::move(view);
+}
+
+void Importer::refreshView(const jit::Value *v) {
+  auto it = views.find(v);
+  if (it == views.end())
+    return;
+  unsigned now = versions.lookup(it->second.root);
+  if (now == it->second.version)
+    return;
+  const Imp &root = env.at(it->second.root);
+  env[v] = Imp::ofTensor(applyView(root.tensor, it->second.steps));
+  it->second.version = now;
+}
+
+void Importer::noteInPlaceWrite(jit::Node *node) {
+  std::string kind = node->kind().toQualString();
+  if (kind.rfind("aten::__", 0) == 0 || kind.back() != '_' ||
+      node->inputs().empty() || node->outputs().empty())
+    return;
+  const jit::Value *self = node->input(0);
+  auto out = env.find(node->output(0));
+  auto target = env.find(self);
+  if (out == env.end() || target == env.end() ||
+      out->second.kind != Imp::Tensor || target->second.kind != Imp::Tensor)
+    return;
+  // An in-place op keeps its operand's type (PyTorch casts the result, as
+  // in an integer tensor's masked_fill_ with a float value).
+  MValue written = out->second.tensor;
+  if (shapeOf(written) != shapeOf(target->second.tensor))
+    fail("the in-place '" + kind + "' changes its operand's shape from " +
+         shapeString(shapeOf(target->second.tensor)) + " to " +
+         shapeString(shapeOf(written)));
+  written = convert(written, elemOf(target->second.tensor));
+  env[node->output(0)] = Imp::ofTensor(written);
+  // The operand now holds the result; through a view, so does its root.
+  const jit::Value *root = self;
+  auto view = views.find(self);
+  if (view != views.end()) {
+    root = view->second.root;
+    const Imp &base = env.at(root);
+    env[root] = Imp::ofTensor(
+        writeView(base.tensor, view->second.steps, written));
+  }
+  unsigned now = ++versions[root];
+  env[self] = Imp::ofTensor(written);
+  if (view != views.end())
+    view->second.version = now;
+}
