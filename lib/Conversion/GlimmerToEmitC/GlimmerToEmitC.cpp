@@ -145,9 +145,15 @@ StringRef modulePathOf(Location loc) {
 }
 
 /// The program's fused kernels: one CUDA source, kernels numbered in order
-/// of first use; fusions whose kernels read alike share one.
+/// of first use; fusions whose kernels read alike share one. A kernel works
+/// on flat indices, so fusions of different shapes can share it (a text norm
+/// over 2 x 16 tokens and a vision norm over 32 patches); the functions that
+/// run a fusion's ops one by one (what the CPU runs) hold the shapes, so
+/// there is one per kernel and signature.
 struct FusedKernelTable {
   std::map<std::string, int> byBody;
+  std::map<std::string, std::string> opsBySignature;
+  std::map<int, int> opsPerKernel;
   std::string source;
 };
 
@@ -751,7 +757,19 @@ LogicalResult FunctionLowering::lowerFusion(FusionOp fusion) {
     if (failed(kernel))
       return failure();
     kernels.source += "\n" + *kernel;
-    if (failed(emitFusedOps(fusion, name + "_ops")))
+  }
+  std::string signature;
+  {
+    llvm::raw_string_ostream os(signature);
+    os << index << ':' << fusion->getOperandTypes() << "->"
+       << fusion->getResultTypes();
+  }
+  auto [ops, newOps] = kernels.opsBySignature.try_emplace(signature);
+  if (newOps) {
+    // NAME_ops for a kernel's first signature, NAME_ops_1, ... after it.
+    int n = kernels.opsPerKernel[index]++;
+    ops->second = name + "_ops" + (n ? "_" + std::to_string(n) : "");
+    if (failed(emitFusedOps(fusion, ops->second)))
       return failure();
   }
   Location loc = fusion.getLoc();
@@ -771,7 +789,7 @@ LogicalResult FunctionLowering::lowerFusion(FusionOp fusion) {
                       .integer(index)
                       .operand(inputs)
                       .literal(results)
-                      .literal(name + "_ops")
+                      .literal(ops->second)
                       .build(listType)[0];
   // The list would otherwise hold the inputs until the function returns.
   Call(b, loc, "release").operand(inputs).build({});
