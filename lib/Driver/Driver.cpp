@@ -235,6 +235,12 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
         {name.getValue().str(), int64_t(indices.getImageTokenId()),
          cast<RankedTensorType>(gather.getBank().getType()).getDimSize(0)});
   });
+  if (auto traced = (*model.module)->getAttrOfType<DictionaryAttr>(
+          "glimmer.traced_inputs"))
+    for (NamedAttribute entry : traced)
+      info.tracedInputs.push_back(
+          {entry.getName().str(),
+           cast<StringAttr>(entry.getValue()).getValue().str()});
   for (auto func : model.module->getOps<func::FuncOp>()) {
     glimmer_rt::Function fn;
     auto toSlot = [&](DictionaryAttr attrs, Type type) -> FailureOr<Slot> {

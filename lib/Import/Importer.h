@@ -239,6 +239,9 @@ private:
   llvm::StringMap<MValue> stateArgs;
   // Graph input index of each bound tensor argument, in argument order.
   std::vector<size_t> inputGraphIndices;
+  // Inputs the traced program never reads (name, digest of the example
+  // values): the trace took what the model computed from them as constants.
+  std::vector<std::pair<std::string, std::string>> tracedInputs;
   std::unique_ptr<glimmer_rt::SafetensorsFile> batch;
   std::map<std::string, std::function<void(jit::Node *)>> converters;
 };

@@ -631,6 +631,27 @@ Importer::bindInputs(llvm::SmallVectorImpl<Type> &argTypes,
         return mlir::emitError(unknown)
                << "forward argument '" << name
                << "' is not a tensor but an example input was given for it";
+      // A traced program that never reads an input computed nothing from it
+      // on the graph: the model read its values in Python (`.tolist()`,
+      // `int(...)`), and the trace kept what followed as constants. The
+      // program is right only for batches with these values; the runtime
+      // checks them against the example's (--input-shapes gives none).
+      if (graphInput->uses().empty()) {
+        mlir::InFlightDiagnostic remark =
+            mlir::emitRemark(
+                mlir::FileLineColLoc::get(&ctx, options.modelPath, 0, 0))
+            << "the traced program never reads input '" << name
+            << "': the model used its values in Python, so the program holds "
+               "what it computed from them as constants";
+        if (batch) {
+          tracedInputs.push_back(
+              {name, glimmer_rt::tensorDigest(*batch, *batch->find(name))});
+          remark << "; batches must carry the example's '" << name
+                 << "' (checked at run time)";
+        } else {
+          remark << "; this cannot be checked without example inputs";
+        }
+      }
       argTypes.push_back(*type);
       argNames.push_back(name);
       inputGraphIndices.push_back(i);
@@ -736,6 +757,12 @@ mlir::OwningOpRef<mlir::ModuleOp> Importer::run() {
   mlir::OwningOpRef<mlir::ModuleOp> owned = mlir::ModuleOp::create(
       mlir::FileLineColLoc::get(&ctx, options.modelPath, 0, 0));
   mlir::ModuleOp moduleOp = *owned;
+  if (!tracedInputs.empty()) {
+    llvm::SmallVector<mlir::NamedAttribute> entries;
+    for (const auto &[name, digest] : tracedInputs)
+      entries.push_back(b.getNamedAttr(name, b.getStringAttr(digest)));
+    moduleOp->setAttr("glimmer.traced_inputs", b.getDictionaryAttr(entries));
+  }
   b.setInsertionPointToEnd(moduleOp.getBody());
   auto funcType = b.getFunctionType(argTypes, {});
   auto func = mlir::func::FuncOp::create(b, moduleOp.getLoc(),

@@ -153,6 +153,8 @@ std::string ProgramInfo::toManifest() const {
   for (const VisionMergeCheck &v : visionChecks)
     os << "vision " << v.tokensInput << ' ' << v.imageTokenId << ' '
        << v.bankRows << '\n';
+  for (const TracedInput &t : tracedInputs)
+    os << "traced " << t.name << ' ' << t.digest << '\n';
   for (const auto &[name, fn] : functions) {
     os << "function " << name << '\n';
     for (const Slot &s : fn.arguments)
@@ -191,6 +193,10 @@ bool ProgramInfo::parseManifest(const std::string &text, ProgramInfo &info,
         VisionMergeCheck v;
         fields >> v.tokensInput >> v.imageTokenId >> v.bankRows;
         info.visionChecks.push_back(v);
+      } else if (kind == "traced") {
+        TracedInput t;
+        fields >> t.name >> t.digest;
+        info.tracedInputs.push_back(t);
       } else if (kind == "function") {
         std::string name;
         fields >> name;
@@ -537,8 +543,18 @@ Tensor assemble(const Slot &slot, const SpmdContext &layout,
 
 } // namespace
 
-void glimmer_rt::checkVisionRows(const ProgramInfo &program,
+void glimmer_rt::checkBatch(const ProgramInfo &program,
                                  const SafetensorsFile &data) {
+  for (const TracedInput &traced : program.tracedInputs) {
+    const TensorInfo *info = data.find(traced.name);
+    if (info && tensorDigest(data, *info) != traced.digest)
+      throw RuntimeError(
+          "the batch's '" + traced.name +
+          "' differs from the traced example's: the traced program never "
+          "read it (the model used its values in Python), so it holds what "
+          "the model computed from them as constants; trace the model on a "
+          "batch with these values");
+  }
   for (const VisionMergeCheck &check : program.visionChecks) {
     const TensorInfo *info = data.find(check.tokensInput);
     if (!info || isFloating(info->dtype))
@@ -628,7 +644,7 @@ double glimmer_rt::runForward(const CompiledProgram &program,
                        : readFull(*weights, layout, slot, slot.name,
                                   "the weights"));
   // After binding, so that a mis-shaped batch is reported as such.
-  checkVisionRows(program.info(), data);
+  checkBatch(program.info(), data);
   std::vector<double> losses(ranks.local().size());
   ranks.run([&](int64_t rank) {
     Frame frame;
@@ -842,7 +858,7 @@ Trainer::Batch Trainer::prepare(const SafetensorsFile &data) const {
       fns.push_back(fn);
   Inputs inputs = readInputs(fns, program.layout(), data);
   // After binding, so that a mis-shaped batch is reported as such.
-  checkVisionRows(program.info(), data);
+  checkBatch(program.info(), data);
   Batch batch;
   for (int64_t rank : ranks.local()) {
     Inputs onDevice;

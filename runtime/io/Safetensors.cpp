@@ -232,3 +232,14 @@ bool glimmer_rt::writeSafetensors(
       },
       error);
 }
+
+std::string glimmer_rt::tensorDigest(const SafetensorsFile &file,
+                                     const TensorInfo &info) {
+  ContentHasher hasher;
+  std::string head(dtypeName(info.dtype));
+  for (int64_t d : info.shape)
+    head += ',' + std::to_string(d);
+  hasher.update(head + '\0');
+  hasher.update(file.data(info), size_t(info.end - info.begin));
+  return "xxh3-128:" + hasher.hex();
+}

@@ -54,3 +54,20 @@ TEST(Manifest, MalformedShardingsAreErrors) {
   EXPECT_EQ(error, "the sharding '[tp][]' of slot 'w' has 2 dimensions, its "
                    "shape 3");
 }
+
+TEST(Manifest, TracedInputsRoundTrip) {
+  // The digests of inputs the trace held as constants survive the manifest,
+  // so that a loaded program still checks its batches.
+  ProgramInfo info;
+  info.tracedInputs = {{"mm_token_type_ids", "xxh3-128:0123abcd"},
+                       {"grid", "xxh3-128:ffff"}};
+  ProgramInfo back;
+  std::string error;
+  ASSERT_TRUE(ProgramInfo::parseManifest(info.toManifest(), back, error))
+      << error;
+  ASSERT_EQ(back.tracedInputs.size(), 2u);
+  EXPECT_EQ(back.tracedInputs[0].name, "mm_token_type_ids");
+  EXPECT_EQ(back.tracedInputs[0].digest, "xxh3-128:0123abcd");
+  EXPECT_EQ(back.tracedInputs[1].name, "grid");
+  EXPECT_EQ(back.tracedInputs[1].digest, "xxh3-128:ffff");
+}

@@ -165,3 +165,31 @@ TEST(Safetensors, WriteIsAtomicAndPrivateWhenAsked) {
                                 {{"a", DType::F32, {4}, a.data()}}, {}, error));
   EXPECT_NE(error.find("cannot write"), std::string::npos);
 }
+
+TEST(Safetensors, DigestSeesValuesShapeAndDtype) {
+  // The digest that guards a traced input: equal for equal tensors, and
+  // different when a value, the shape or the dtype differs.
+  std::vector<int64_t> ids = {0, 1, 1, 0, 0, 1};
+  std::vector<int64_t> changed = {0, 1, 1, 0, 1, 1};
+  std::vector<int32_t> narrow = {0, 1, 1, 0, 0, 1};
+  std::string path = tempPath("digest");
+  std::string error;
+  ASSERT_TRUE(writeSafetensors(path,
+                               {{"a", DType::I64, {2, 3}, ids.data()},
+                                {"same", DType::I64, {2, 3}, ids.data()},
+                                {"changed", DType::I64, {2, 3}, changed.data()},
+                                {"reshaped", DType::I64, {3, 2}, ids.data()},
+                                {"i32", DType::I32, {2, 3}, narrow.data()}},
+                               {}, error))
+      << error;
+  auto file = SafetensorsFile::read(path, error);
+  ASSERT_NE(file, nullptr) << error;
+  auto digest = [&](const char *name) {
+    return tensorDigest(*file, *file->find(name));
+  };
+  EXPECT_EQ(digest("a"), digest("same"));
+  EXPECT_NE(digest("a"), digest("changed"));
+  EXPECT_NE(digest("a"), digest("reshaped"));
+  EXPECT_NE(digest("a"), digest("i32"));
+  std::remove(path.c_str());
+}

@@ -70,6 +70,10 @@ private:
   std::map<std::string, std::string> meta;
 };
 
+/// A digest of a tensor of `file`: its dtype, shape and bytes (XXH3-128).
+/// Two tensors have the same digest when they hold the same values.
+std::string tensorDigest(const SafetensorsFile &file, const TensorInfo &info);
+
 /// A tensor to write.
 struct TensorView {
   std::string name;

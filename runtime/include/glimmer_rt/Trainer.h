@@ -95,12 +95,21 @@ struct VisionMergeCheck {
   int64_t bankRows = 0;
 };
 
+/// An input the traced program never read: the trace holds what the model
+/// computed from its values as constants, so a batch must carry the same
+/// values (`digest`: tensorDigest of the example's).
+struct TracedInput {
+  std::string name;
+  std::string digest;
+};
+
 /// What a compiled program declares about itself (its manifest).
 struct ProgramInfo {
   /// The layout the program was partitioned for.
   SpmdContext layout;
   std::map<std::string, Function> functions;
   std::vector<VisionMergeCheck> visionChecks;
+  std::vector<TracedInput> tracedInputs;
 
   /// The manifest text (line based; entries are not set).
   std::string toManifest() const;
@@ -177,9 +186,11 @@ private:
   std::unique_ptr<Impl> impl;
 };
 
-/// Checks `data` against the program's vision merges; throws RuntimeError
-/// when the number of image tokens differs from the vision encoder's rows.
-void checkVisionRows(const ProgramInfo &program, const SafetensorsFile &data);
+/// Checks `data` against what the program assumes of a batch; throws
+/// RuntimeError when the number of image tokens differs from the vision
+/// encoder's rows, or an input the trace held as constants differs from the
+/// traced example's.
+void checkBatch(const ProgramInfo &program, const SafetensorsFile &data);
 
 /// Runs @forward on `data` with the weights in `weightsPath`; returns the
 /// loss. Throws RuntimeError on bad data or a failing kernel.

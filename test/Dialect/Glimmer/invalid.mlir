@@ -713,6 +713,22 @@ module attributes {glimmer.spmd = "cp=2"} {
 
 // -----
 
+// glimmer.traced_inputs maps input names to digests: a digest that is not a
+// string is rejected.
+// expected-error @+1 {{'glimmer.traced_inputs' is a dictionary of input names to digests, on a module}}
+module attributes {glimmer.traced_inputs = {mm_token_type_ids = 3 : i64}} {
+}
+
+// -----
+
+// glimmer.traced_inputs belongs on the module.
+// expected-error @+1 {{'glimmer.traced_inputs' is a dictionary of input names to digests, on a module}}
+func.func @traced_inputs_on_func() attributes {glimmer.traced_inputs = {ids = "xxh3-128:00"}} {
+  return
+}
+
+// -----
+
 // A glimmer-prefixed attribute the dialect does not know.
 // expected-error @+1 {{unknown glimmer attribute 'glimmer.layout' on an operation}}
 module attributes {glimmer.layout = #glimmer.spmd<"cp=2">} {

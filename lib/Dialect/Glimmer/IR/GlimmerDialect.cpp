@@ -32,6 +32,18 @@ LogicalResult GlimmerDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a #glimmer.spmd attribute";
     return success();
   }
+  if (attr.getName() == "glimmer.traced_inputs") {
+    // The importer's record of inputs the traced program holds as constants:
+    // each name with the digest of the example's values.
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    if (!isa<ModuleOp>(op) || !dict ||
+        !llvm::all_of(dict, [](NamedAttribute e) {
+          return isa<StringAttr>(e.getValue());
+        }))
+      return op->emitError() << "'glimmer.traced_inputs' is a dictionary of "
+                                "input names to digests, on a module";
+    return success();
+  }
   if (attr.getName() == "glimmer.sequence_parallel" ||
       attr.getName() == "glimmer.token_split") {
     // A constraint a seed made: the sequence-parallel plan's, or a token
