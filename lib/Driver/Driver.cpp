@@ -235,8 +235,9 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
         {name.getValue().str(), int64_t(indices.getImageTokenId()),
          cast<RankedTensorType>(gather.getBank().getType()).getDimSize(0)});
   });
-  if (auto traced = (*model.module)->getAttrOfType<DictionaryAttr>(
-          "glimmer.traced_inputs"))
+  if (auto traced =
+          (*model.module)
+              ->getAttrOfType<DictionaryAttr>("glimmer.traced_inputs"))
     for (NamedAttribute entry : traced)
       info.tracedInputs.push_back(
           {entry.getName().str(),

@@ -160,10 +160,7 @@ adamwElement(const T *P, const G *Gr, const T *S, const T *M, const T *V,
 }
 
 /// The bias corrections depend on the step, which lives on the device: one
-/// thread per block computes them in double (as Python floats). With Vec,
-/// each thread moves kVec neighbouring elements of each tensor per access
-/// (the grid covers n / kVec vectors; the n % kVec last elements one by
-/// one). G is T, or bf16 under an f32 T (widened exactly by ld).
+/// thread per block computes them in double (as Python floats).
 /// Thread 0 of a block: the step's bias corrections, or `bad` for a step
 /// below 1 (flagged by block 0).
 template <typename A>
@@ -183,6 +180,40 @@ adamwCorrections(const AdamWScalars<A> &s, const int64_t *step,
   }
 }
 
+/// Packs j = from, from + stride, ... below `to` of kVec neighbouring
+/// elements: one access per tensor and pack, each element updated by
+/// adamwElement. The caller checked that the seven buffers are aligned.
+template <typename T, typename G>
+__device__ __forceinline__ void
+adamwPacks(const T *P, const G *Gr, const T *S, const T *M, const T *V, T *oP,
+           T *oM, T *oV, int64_t from, int64_t to, int64_t stride,
+           const AdamWScalars<acc_t<T>> &s, acc_t<T> negStep, acc_t<T> c2) {
+  using PT = ElemPack<sizeof(T)>;
+  using PG = ElemPack<sizeof(G)>;
+  for (int64_t j = from; j < to; j += stride) {
+    PT p = reinterpret_cast<const PT *>(P)[j];
+    PG g = reinterpret_cast<const PG *>(Gr)[j];
+    PT m = reinterpret_cast<const PT *>(M)[j];
+    PT v = reinterpret_cast<const PT *>(V)[j];
+    PT rp, rm, rv;
+#pragma unroll
+    for (int u = 0; u < kVec; ++u)
+      adamwElement(reinterpret_cast<const T *>(p.b),
+                   reinterpret_cast<const G *>(g.b), S,
+                   reinterpret_cast<const T *>(m.b),
+                   reinterpret_cast<const T *>(v.b),
+                   reinterpret_cast<T *>(rp.b), reinterpret_cast<T *>(rm.b),
+                   reinterpret_cast<T *>(rv.b), u, s, negStep, c2);
+    reinterpret_cast<PT *>(oP)[j] = rp;
+    reinterpret_cast<PT *>(oM)[j] = rm;
+    reinterpret_cast<PT *>(oV)[j] = rv;
+  }
+}
+
+/// One tensor's update. With Vec, each thread moves kVec neighbouring
+/// elements of each tensor per access (the grid covers n / kVec packs; the
+/// n % kVec last elements one by one). G is T, or bf16 under an f32 T
+/// (widened exactly by ld).
 template <typename T, typename G, bool Vec>
 __global__ void adamwKernel(const T *P, const G *Gr, const T *S, const T *M,
                             const T *V, const int64_t *step, T *oP, T *oM,
@@ -198,27 +229,9 @@ __global__ void adamwKernel(const T *P, const G *Gr, const T *S, const T *M,
     return;
   int64_t first = 0;
   if constexpr (Vec) {
-    using PT = ElemPack<sizeof(T)>;
-    using PG = ElemPack<sizeof(G)>;
     int64_t vectors = n / kVec;
-    for (int64_t j = gridStart(); j < vectors; j += gridStride()) {
-      PT p = reinterpret_cast<const PT *>(P)[j];
-      PG g = reinterpret_cast<const PG *>(Gr)[j];
-      PT m = reinterpret_cast<const PT *>(M)[j];
-      PT v = reinterpret_cast<const PT *>(V)[j];
-      PT rp, rm, rv;
-#pragma unroll
-      for (int u = 0; u < kVec; ++u)
-        adamwElement(reinterpret_cast<const T *>(p.b),
-                     reinterpret_cast<const G *>(g.b), S,
-                     reinterpret_cast<const T *>(m.b),
-                     reinterpret_cast<const T *>(v.b),
-                     reinterpret_cast<T *>(rp.b), reinterpret_cast<T *>(rm.b),
-                     reinterpret_cast<T *>(rv.b), u, s, negStep, c2);
-      reinterpret_cast<PT *>(oP)[j] = rp;
-      reinterpret_cast<PT *>(oM)[j] = rm;
-      reinterpret_cast<PT *>(oV)[j] = rv;
-    }
+    adamwPacks(P, Gr, S, M, V, oP, oM, oV, gridStart(), vectors, gridStride(),
+               s, negStep, c2);
     first = vectors * kVec;
   }
   for (int64_t i = first + gridStart(); i < n; i += gridStride())
@@ -282,27 +295,9 @@ __global__ void adamwListKernel(const __grid_constant__ AdamWBatch<T, G> batch,
                                                         : batch.numel[lo];
     int64_t first = begin;
     if ((batch.vec >> lo) & 1u) {
-      using PT = ElemPack<sizeof(T)>;
-      using PG = ElemPack<sizeof(G)>;
       int64_t last = end / kVec;
-      for (int64_t j = begin / kVec + threadIdx.x; j < last; j += blockDim.x) {
-        PT p = reinterpret_cast<const PT *>(P)[j];
-        PG g = reinterpret_cast<const PG *>(Gr)[j];
-        PT m = reinterpret_cast<const PT *>(M)[j];
-        PT v = reinterpret_cast<const PT *>(V)[j];
-        PT rp, rm, rv;
-#pragma unroll
-        for (int u = 0; u < kVec; ++u)
-          adamwElement(reinterpret_cast<const T *>(p.b),
-                       reinterpret_cast<const G *>(g.b), S,
-                       reinterpret_cast<const T *>(m.b),
-                       reinterpret_cast<const T *>(v.b),
-                       reinterpret_cast<T *>(rp.b), reinterpret_cast<T *>(rm.b),
-                       reinterpret_cast<T *>(rv.b), u, s, negStep, c2);
-        reinterpret_cast<PT *>(oP)[j] = rp;
-        reinterpret_cast<PT *>(oM)[j] = rm;
-        reinterpret_cast<PT *>(oV)[j] = rv;
-      }
+      adamwPacks(P, Gr, S, M, V, oP, oM, oV, begin / kVec + threadIdx.x, last,
+                 int64_t(blockDim.x), s, negStep, c2);
       first = last * kVec;
     }
     for (int64_t i = first + threadIdx.x; i < end; i += blockDim.x)

@@ -544,7 +544,7 @@ Tensor assemble(const Slot &slot, const SpmdContext &layout,
 } // namespace
 
 void glimmer_rt::checkBatch(const ProgramInfo &program,
-                                 const SafetensorsFile &data) {
+                            const SafetensorsFile &data) {
   for (const TracedInput &traced : program.tracedInputs) {
     const TensorInfo *info = data.find(traced.name);
     if (info && tensorDigest(data, *info) != traced.digest)

@@ -292,6 +292,22 @@ LogicalResult FunctionLowering::lower(Operation *op) {
     return success();
   };
   auto typeOf = [](Value v) { return cast<RankedTensorType>(v.getType()); };
+  // The multi-tensor ops: their operands go in as one runtime list, and
+  // their results are taken one by one from the list that comes back.
+  auto listOf = [&](ValueRange values) {
+    Call list = call("tensorList");
+    for (Value v : values)
+      list.operand(map(v));
+    return list.build(listType)[0];
+  };
+  auto takeAll = [&](Value results) {
+    SmallVector<Value> taken;
+    for (unsigned i = 0; i < op->getNumResults(); ++i)
+      taken.push_back(
+          call("take").operand(results).integer(i).build(tensorType)[0]);
+    bind(op, taken);
+    return success();
+  };
 
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](func::ReturnOp ret) -> LogicalResult {
@@ -600,12 +616,6 @@ LogicalResult FunctionLowering::lower(Operation *op) {
                         .optional(map(a.getGradScale())));
       })
       .Case([&](AdamWUpdateListOp a) -> LogicalResult {
-        auto listOf = [&](ValueRange values) {
-          Call list = call("tensorList");
-          for (Value v : values)
-            list.operand(map(v));
-          return list.build(listType)[0];
-        };
         Value params = listOf(a.getParams()), grads = listOf(a.getGrads()),
               expAvgs = listOf(a.getExpAvgs()),
               expAvgSqs = listOf(a.getExpAvgSqs());
@@ -626,30 +636,17 @@ LogicalResult FunctionLowering::lower(Operation *op) {
         // returns.
         for (Value list : {params, grads, expAvgs, expAvgSqs})
           call("release").operand(list).build({});
-        SmallVector<Value> taken;
-        for (unsigned i = 0; i < a->getNumResults(); ++i)
-          taken.push_back(
-              call("take").operand(results).integer(i).build(tensorType)[0]);
-        bind(op, taken);
-        return success();
+        return takeAll(results);
       })
       .Case([&](ConvertListOp c) -> LogicalResult {
-        Call list = call("tensorList");
-        for (Value v : c.getInputs())
-          list.operand(map(v));
-        Value inputs = list.build(listType)[0];
+        Value inputs = listOf(c.getInputs());
         Value results =
             call("convertList")
                 .operand(inputs)
                 .dtype(typeOf(c.getOutputs().front()).getElementType())
                 .build(listType)[0];
         call("release").operand(inputs).build({});
-        SmallVector<Value> taken;
-        for (unsigned i = 0; i < c->getNumResults(); ++i)
-          taken.push_back(
-              call("take").operand(results).integer(i).build(tensorType)[0]);
-        bind(op, taken);
-        return success();
+        return takeAll(results);
       })
       .Case([&](SgdUpdateOp s) -> LogicalResult {
         return one(call("sgdUpdate")

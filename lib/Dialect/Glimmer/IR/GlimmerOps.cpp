@@ -727,6 +727,23 @@ static LogicalResult checkNonNegative(Operation *op, StringRef name,
   return success();
 }
 
+/// The hyperparameters of one AdamW update, shared by the single and the
+/// list op: betas in [0, 1), a positive eps, lr and weight decay >= 0.
+static LogicalResult checkAdamWHyperparameters(Operation *op, APFloat beta1,
+                                               APFloat beta2, APFloat eps,
+                                               APFloat lr, APFloat decay) {
+  for (auto [name, beta] :
+       {std::pair{"beta1", beta1}, std::pair{"beta2", beta2}}) {
+    double b = beta.convertToDouble();
+    if (!(b >= 0 && b < 1))
+      return op->emitOpError() << "expects " << name << " in [0, 1), got " << b;
+  }
+  if (failed(checkEps(op, eps.convertToDouble())) ||
+      failed(checkNonNegative(op, "lr", lr.convertToDouble())))
+    return failure();
+  return checkNonNegative(op, "weight_decay", decay.convertToDouble());
+}
+
 /// grad_scale, when present, is a scalar of the parameter's element type.
 static LogicalResult checkGradScale(Operation *op, Value scale, Value param) {
   if (!scale)
@@ -753,17 +770,8 @@ LogicalResult AdamWUpdateOp::verify() {
   if (failed(checkOptimizerGrad(*this, getGrad(), getParam())) ||
       failed(checkGradScale(*this, getGradScale(), getParam())))
     return failure();
-  for (auto [name, beta] : {std::pair{"beta1", getBeta1()},
-                            std::pair{"beta2", getBeta2()}}) {
-    double b = beta.convertToDouble();
-    if (!(b >= 0 && b < 1))
-      return emitOpError() << "expects " << name << " in [0, 1), got " << b;
-  }
-  if (failed(checkEps(*this, getEps().convertToDouble())) ||
-      failed(checkNonNegative(*this, "lr", getLr().convertToDouble())))
-    return failure();
-  return checkNonNegative(*this, "weight_decay",
-                          getWeightDecay().convertToDouble());
+  return checkAdamWHyperparameters(*this, getBeta1(), getBeta2(), getEps(),
+                                   getLr(), getWeightDecay());
 }
 
 LogicalResult AdamWUpdateListOp::verify() {
@@ -783,17 +791,8 @@ LogicalResult AdamWUpdateListOp::verify() {
     if (failed(checkOptimizerGrad(*this, grad, param)) ||
         failed(checkGradScale(*this, getGradScale(), param)))
       return failure();
-  for (auto [name, beta] :
-       {std::pair{"beta1", getBeta1()}, std::pair{"beta2", getBeta2()}}) {
-    double b = beta.convertToDouble();
-    if (!(b >= 0 && b < 1))
-      return emitOpError() << "expects " << name << " in [0, 1), got " << b;
-  }
-  if (failed(checkEps(*this, getEps().convertToDouble())) ||
-      failed(checkNonNegative(*this, "lr", getLr().convertToDouble())))
-    return failure();
-  return checkNonNegative(*this, "weight_decay",
-                          getWeightDecay().convertToDouble());
+  return checkAdamWHyperparameters(*this, getBeta1(), getBeta2(), getEps(),
+                                   getLr(), getWeightDecay());
 }
 
 LogicalResult ConvertListOp::verify() {
