@@ -99,14 +99,7 @@ __global__ void convertListKernel(const __grid_constant__ ConvertBatch batch) {
   using Out = ElemPack<bytesOf(To)>;
   int64_t chunks = batch.firstChunk[batch.count];
   for (int64_t b = blockIdx.x; b < chunks; b += gridDim.x) {
-    int lo = 0, hi = batch.count - 1; // the last input starting at or before b
-    while (lo < hi) {
-      int mid = (lo + hi + 1) / 2;
-      if (batch.firstChunk[mid] <= b)
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
+    int lo = chunkOwner(batch.firstChunk, batch.count, b);
     const void *in = batch.in[lo];
     void *out = batch.out[lo];
     int64_t begin = (b - batch.firstChunk[lo]) * kConvertChunk;

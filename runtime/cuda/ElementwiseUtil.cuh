@@ -137,6 +137,22 @@ __device__ __forceinline__ int64_t gridStride() {
   return int64_t(gridDim.x) * blockDim.x;
 }
 
+/// Multi-tensor kernels cut each of `count` tensors into chunks, tensor k's
+/// being [firstChunk[k], firstChunk[k + 1]): the tensor that holds chunk
+/// `b` (the last one starting at or before it; empty tensors own none).
+__device__ __forceinline__ int chunkOwner(const int64_t *firstChunk,
+                                          int count, int64_t b) {
+  int lo = 0, hi = count - 1;
+  while (lo < hi) {
+    int mid = (lo + hi + 1) / 2;
+    if (firstChunk[mid] <= b)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
 /// The tensor of a list whose device a Ctx takes: the first on a GPU (every
 /// input must share it), else the first.
 inline const Tensor *firstOnGpu(const std::vector<Tensor> &inputs) {

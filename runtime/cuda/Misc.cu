@@ -279,14 +279,7 @@ __global__ void adamwListKernel(const __grid_constant__ AdamWBatch<T, G> batch,
     return;
   int64_t chunks = batch.firstChunk[batch.count];
   for (int64_t b = blockIdx.x; b < chunks; b += gridDim.x) {
-    int lo = 0, hi = batch.count - 1; // the last tensor starting at or before b
-    while (lo < hi) {
-      int mid = (lo + hi + 1) / 2;
-      if (batch.firstChunk[mid] <= b)
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
+    int lo = chunkOwner(batch.firstChunk, batch.count, b);
     const T *P = batch.p[lo], *M = batch.m[lo], *V = batch.v[lo];
     const G *Gr = batch.g[lo];
     T *oP = batch.oP[lo], *oM = batch.oM[lo], *oV = batch.oV[lo];

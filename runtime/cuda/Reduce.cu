@@ -313,14 +313,7 @@ __global__ void sumSquaresChunksKernel(SumSqBatch<T> batch,
   using A = acc_t<T>;
   __shared__ A smem[kThreads / 32];
   int64_t b = blockIdx.x;
-  int lo = 0, hi = batch.count - 1; // the input whose chunks hold b
-  while (lo < hi) {
-    int mid = (lo + hi + 1) / 2;
-    if (batch.firstChunk[mid] <= b)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
+  int lo = chunkOwner(batch.firstChunk, batch.count, b);
   const T *x = batch.data[lo];
   int64_t begin = (b - batch.firstChunk[lo]) * kSumSqChunk;
   int64_t end = begin + kSumSqChunk < batch.numel[lo] ? begin + kSumSqChunk
