@@ -13,10 +13,10 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <map>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <ostream>
 #include <sstream>
 #include <thread>
