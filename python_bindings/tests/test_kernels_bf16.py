@@ -79,6 +79,8 @@ import torch.nn.functional as F  # noqa: E402
 
 from glimmer import _runtime as rt  # noqa: E402
 from finite_checks import assert_allclose_finite, assert_finite  # noqa: E402,F401
+import attention_cases  # noqa: E402
+from attention_cases import ATTN_CASES, attn_mask, attn_ref, head_tail  # noqa: E402,F401
 
 DEVICE = os.environ.get("GLIMMER_TEST_DEVICE", "cpu")
 AS_F32 = os.environ.get("GLIMMER_TEST_BF16_AS_F32", "") not in ("", "0")
@@ -433,13 +435,6 @@ def test_shape_ops(shape):
     equal(rt.pad(dx, [1, 0, 0], [0, 0, 1], 0.1), np.pad(x, [(1, 0), (0, 0), (0, 1)], constant_values=fill))
 
 
-def head_tail(x, dim, cp):
-    """Head-tail load balancing: rank r holds chunks r and 2cp-1-r."""
-    chunks = np.split(x, 2 * cp, axis=dim)
-    order = [c for r in range(cp) for c in (r, 2 * cp - 1 - r)]
-    return np.concatenate([chunks[i] for i in order], axis=dim)
-
-
 @pytest.mark.parametrize("cp", [1, 2, 3, 4])
 def test_cp_permute(cp):
     T = 2 * cp * 5
@@ -592,111 +587,15 @@ def test_rope(style, pos_dtype):
 # Attention
 
 
-def attn_mask(B, Tq, Tk, qpos=None, kpos=None, qdoc=None, kdoc=None, causal=False):
-    mask = torch.ones(B, Tq, Tk, dtype=torch.bool)
-    if causal and qpos is None:  # causal without positions: the indices
-        qpos = np.tile(np.arange(Tq, dtype=np.int64), (B, 1))
-        kpos = np.tile(np.arange(Tk, dtype=np.int64), (B, 1))
-    if causal:
-        mask &= tt(kpos)[:, None, :].long() <= tt(qpos)[:, :, None].long()
-    if qdoc is not None:
-        mask &= tt(kdoc)[:, None, :].long() == tt(qdoc)[:, :, None].long()
-    return mask[:, None]  # [B, 1, Tq, Tk]
-
-
-def attn_ref(q, k, v, mask, scale):
-    """Masked softmax attention in f32; fully masked rows get zero output,
-    lse = -inf and zero gradients."""
-    g = q.shape[1] // k.shape[1]
-    kk, vv = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
-    s = (q @ kk.transpose(-1, -2)) * scale
-    s = s.masked_fill(~mask, float("-inf"))
-    m = s.amax(-1, keepdim=True).detach()
-    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
-    e = torch.exp(s - m)
-    den = e.sum(-1, keepdim=True)
-    p = e / torch.where(den > 0, den, torch.ones_like(den))
-    return p @ vv, (m + torch.log(den)).squeeze(-1)
-
-
-def documents(B, T, seed):
-    """Random document ids (non-decreasing, ~6 documents per row)."""
-    breaks = rng(seed).random((B, T)) < 0.04
-    breaks[:, 0] = False
-    return np.cumsum(breaks, axis=1).astype(np.int64)
-
-
-ATTN_CASES = {
-    # name: (B, Hq, Hkv, Tq, Tk, kind)
-    "plain": (2, 4, 4, 96, 96, "none"),
-    "gqa": (2, 4, 2, 160, 160, "none"),
-    "causal_gqa": (2, 4, 2, 160, 160, "causal"),
-    "causal_mqa": (1, 4, 1, 200, 200, "causal"),
-    # Positions of a sequence permuted head-tail for cp = 2 (chunks of 40,
-    # straddling the kernels' tiles), queries and keys alike.
-    "causal_cp_permuted": (2, 4, 2, 160, 160, "cp"),
-    # One rank's queries of a cp = 4 head-tail permuted sequence of 256
-    # (rank 1 in batch 0, rank 3 in batch 1) against all 256 keys in the
-    # permuted order (as after the all-gather of K/V).
-    "causal_cp_rank_share": (2, 4, 2, 64, 256, "cp_share"),
-    "documents": (2, 4, 2, 160, 160, "docs"),
-    # Packed documents with positions restarting in each document.
-    "causal_documents": (2, 4, 2, 160, 160, "causal_docs"),
-    # Some queries belong to no key's document: zero output, lse = -inf.
-    "missing_documents": (2, 4, 2, 160, 160, "docs_missing"),
-    # The last 64 queries against 160 keys (i32 positions).
-    "query_chunk": (2, 4, 2, 64, 160, "chunk"),
-    # Causal without positions (the indices are the positions): cuDNN's
-    # fused flash attention where it applies, the tensor-core / SIMT
-    # kernels on iota positions otherwise. Also with GQA 4:1, a length
-    # that is no multiple of the tiles, and fewer queries than keys.
-    "index_causal": (2, 4, 2, 160, 160, "index"),
-    "index_causal_mqa_ragged": (1, 4, 1, 200, 200, "index"),
-    "index_causal_fewer_queries": (2, 4, 2, 64, 160, "index"),
-    # A long sequence: several key tiles per query tile in every kernel.
-    "index_causal_long": (1, 2, 1, 1024, 1024, "index"),
-}
 # 64, 96 (zero-padded to 128) and 128 take the bf16 tensor-core kernels; 36
 # (not a multiple of 8) and 192 (above 128) the SIMT ones.
 HEAD_DIMS = [36, 64, 96, 128, 192]
 
 
+
+
 def attn_inputs(case, D):
-    B, Hq, Hkv, Tq, Tk, kind = ATTN_CASES[case]
-    seed = 200 + sorted(ATTN_CASES).index(case) * 10 + D
-    q = randb((B, Hq, Tq, D), seed)
-    k, v = randb((B, Hkv, Tk, D), seed + 1), randb((B, Hkv, Tk, D), seed + 2)
-    kw = {}
-    ar = np.tile(np.arange(Tk, dtype=np.int64), (B, 1))
-    if kind == "causal":
-        kw = dict(q_positions=ar, k_positions=ar, causal=True)
-    elif kind == "cp":
-        perm = head_tail(ar, 1, 2)
-        kw = dict(q_positions=perm, k_positions=perm, causal=True)
-    elif kind == "cp_share":
-        cp = 4
-        perm = head_tail(ar, 1, cp)  # [B, 256]: rank r holds [r * 64, (r + 1) * 64)
-        share = Tk // cp
-        qpos = np.stack([perm[0, 1 * share:2 * share], perm[1, 3 * share:4 * share]])
-        kw = dict(q_positions=qpos, k_positions=perm, causal=True)
-    elif kind == "index":
-        kw = dict(causal=True)
-    elif kind == "chunk":
-        kw = dict(q_positions=ar[:, Tk - Tq:].astype(np.int32), k_positions=ar.astype(np.int32), causal=True)
-    elif kind in ("docs", "docs_missing"):
-        doc = documents(B, Tk, seed + 3)
-        qdoc = doc.copy()
-        if kind == "docs_missing":
-            qdoc[rng(seed + 4).random((B, Tq)) < 0.1] = 10_000
-        kw = dict(q_documents=qdoc, k_documents=doc)
-    elif kind == "causal_docs":
-        doc = documents(B, Tk, seed + 3)
-        starts = np.array([[np.flatnonzero(d == d[t])[0] for t in range(Tk)] for d in doc])
-        pos = np.arange(Tk)[None, :] - starts
-        kw = dict(q_positions=pos, k_positions=pos, q_documents=doc, k_documents=doc, causal=True)
-    mask = attn_mask(B, Tq, Tk, kw.get("q_positions"), kw.get("k_positions"),
-                     kw.get("q_documents"), kw.get("k_documents"), kw.get("causal", False))
-    return q, k, v, kw, mask
+    return attention_cases.attn_inputs(case, D, randb)
 
 
 def devkw(kw):

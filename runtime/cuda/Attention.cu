@@ -29,11 +29,12 @@
 // Two implementations:
 //  * SIMT kernels for every type (f32 and bf16 compute in f32, f64 in f64)
 //    and head dimensions up to 256 (buckets 32/64/128/256, zero-padded);
-//  * bf16 tensor-core kernels (mma.sync m16n8k16, f32 accumulation) for
-//    head dimensions that are multiples of 8 up to 128 with 16-byte aligned
-//    operands. Setting GLIMMER_CUDA_ATTENTION=simt in the environment forces
-//    the SIMT kernels, =mma these kernels instead of cuDNN's (for
-//    comparisons).
+//  * tensor-core kernels (mma.sync, f32 accumulation) for bf16 and f32
+//    (as 3xTF32, see below) with head dimensions up to 128 whose rows are
+//    whole 16-byte chunks (multiples of 8 for bf16, of 4 for f32) and
+//    16-byte aligned operands. Setting GLIMMER_CUDA_ATTENTION=simt in the
+//    environment forces the SIMT kernels (f32 arithmetic throughout), =mma
+//    these kernels instead of cuDNN's (for comparisons).
 //
 // As on the CPU, a query row with no visible key gets a zero output and
 // lse = -inf, and no gradient. lse is f64 for f64 queries and f32 otherwise
@@ -713,15 +714,25 @@ __global__ void __launch_bounds__(kSimtThreads, Simt<T, DMAX>::kBwdBlocks)
 }
 
 //===----------------------------------------------------------------------===//
-// bf16 tensor-core kernels
+// Tensor-core kernels (bf16, and f32 as 3xTF32)
 //===----------------------------------------------------------------------===//
 //
 // Four warps; each owns 16 rows of the block's tile and computes with
-// mma.sync.m16n8k16 (bf16 inputs, f32 accumulation). Operand tiles live in
-// shared memory as row-major bf16 with rows padded by 16 bytes (conflict-free
-// ldmatrix) and are filled by cp.async, double-buffered across the loop.
-// A score tile's accumulator fragment is re-packed in registers as the A
-// operand of the next product (P V, dS K, P^T dO, dS^T Q).
+// mma.sync, accumulating in f32. Operand tiles live in shared memory as
+// row-major elements with rows padded by 16 bytes (conflict-free fragment
+// loads) and are filled by cp.async, double-buffered across the loop. A
+// score tile's accumulator fragments are the A operand of the next product
+// (P V, dS K, P^T dO, dS^T Q).
+//
+// `Mma<E>` holds what depends on the element type E:
+//  * bf16: m16n8k16 with bf16 operands, fragments by ldmatrix; P and dS are
+//    rounded to bf16 before their products;
+//  * f32: m16n8k8 with TF32 operands, each operand x split into
+//    big = tf32(x) and small = tf32(x - big), and a * b computed as
+//    a.small * b.big + a.big * b.small + a.big * b.big (3xTF32: the dropped
+//    small * small term is below 2^-21 of the product, the accuracy of f32
+//    arithmetic with f32 accumulation, at tensor-core speed). PyTorch's
+//    f32 memory-efficient attention computes the same way.
 
 namespace tc {
 
@@ -761,7 +772,7 @@ __device__ __forceinline__ void ldsm4t(uint32_t (&r)[4], const bf16 *p) {
                : "memory");
 }
 
-/// c += a * b for one m16n8k16 tile.
+/// c += a * b for one m16n8k16 bf16 tile.
 __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4],
                                     uint32_t b0, uint32_t b1) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
@@ -778,71 +789,189 @@ __device__ __forceinline__ uint32_t pack(float lo, float hi) {
   return r;
 }
 
-/// acc[16 x 8 NT] += A[16 x 16 KC] * Bt[8 NT x 16 KC]^T; A and Bt row-major
-/// in shared memory with row stride LDS (Bt holds B's columns as rows).
-template <int KC, int NT, int LDS>
-__device__ __forceinline__ void mmaABt(float (&acc)[NT][4], const bf16 *A,
-                                       const bf16 *Bt, int lane) {
-  static_assert(NT % 2 == 0, "n tiles come in pairs");
+/// c += a * b for one m16n8k8 TF32 tile.
+__device__ __forceinline__ void mmaTf32(float (&c)[4], const uint32_t (&a)[4],
+                                        uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t toTf32(float x) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+}
+
+/// x as big + small, both TF32 (x - big is exact in f32).
+struct Tf32Pair {
+  uint32_t big, small;
+};
+__device__ __forceinline__ Tf32Pair splitTf32(float x) {
+  uint32_t big = toTf32(x);
+  return {big, toTf32(x - __uint_as_float(big))};
+}
+
+/// An A fragment of m16n8k8 (rows g, g+8; k slots t, t+4), split.
+struct Tf32A {
+  uint32_t big[4], small[4];
+};
+__device__ __forceinline__ Tf32A splitA(float a0, float a1, float a2,
+                                        float a3) {
+  Tf32A f;
+  const float v[4] = {a0, a1, a2, a3};
 #pragma unroll
-  for (int kc = 0; kc < KC; ++kc) {
-    uint32_t af[4];
-    ldsm4(af, A + ((lane & 7) + ((lane >> 3) & 1) * 8) * LDS + kc * 16 +
-                  (lane >> 4) * 8);
+  for (int i = 0; i < 4; ++i) {
+    Tf32Pair p = splitTf32(v[i]);
+    f.big[i] = p.big;
+    f.small[i] = p.small;
+  }
+  return f;
+}
+
+/// c += a * b in 3xTF32, b's two k slots given as f32.
+__device__ __forceinline__ void mma3(float (&c)[4], const Tf32A &a, float b0,
+                                     float b1) {
+  Tf32Pair x = splitTf32(b0), y = splitTf32(b1);
+  mmaTf32(c, a.small, x.big, y.big);
+  mmaTf32(c, a.big, x.small, y.small);
+  mmaTf32(c, a.big, x.big, y.big);
+}
+
+template <typename E>
+struct Mma;
+
+template <>
+struct Mma<bf16> {
+  /// acc[16 x 8 NT] += A[16 x DH] * Bt[8 NT x DH]^T; A and Bt row-major in
+  /// shared memory with row stride LDS (Bt holds B's columns as rows).
+  template <int DH, int NT, int LDS>
+  static __device__ __forceinline__ void abt(float (&acc)[NT][4], const bf16 *A,
+                                             const bf16 *Bt, int lane) {
+    static_assert(NT % 2 == 0, "n tiles come in pairs");
 #pragma unroll
-    for (int np = 0; np < NT / 2; ++np) {
-      uint32_t bfr[4];
-      ldsm4(bfr, Bt + (np * 16 + (lane & 7) + (lane >> 4) * 8) * LDS + kc * 16 +
-                     ((lane >> 3) & 1) * 8);
-      mma(acc[2 * np], af, bfr[0], bfr[1]);
-      mma(acc[2 * np + 1], af, bfr[2], bfr[3]);
+    for (int kc = 0; kc < DH / 16; ++kc) {
+      uint32_t af[4];
+      ldsm4(af, A + ((lane & 7) + ((lane >> 3) & 1) * 8) * LDS + kc * 16 +
+                    (lane >> 4) * 8);
+#pragma unroll
+      for (int np = 0; np < NT / 2; ++np) {
+        uint32_t bfr[4];
+        ldsm4(bfr, Bt + (np * 16 + (lane & 7) + (lane >> 4) * 8) * LDS +
+                       kc * 16 + ((lane >> 3) & 1) * 8);
+        mma(acc[2 * np], af, bfr[0], bfr[1]);
+        mma(acc[2 * np + 1], af, bfr[2], bfr[3]);
+      }
     }
   }
-}
 
-/// acc[16 x 8 NT] += P[16 x 16 KC] * B[16 KC x 8 NT]; P in registers as A
-/// fragments, B row-major in shared memory (row stride LDS).
-template <int KC, int NT, int LDS>
-__device__ __forceinline__ void mmaPB(float (&acc)[NT][4],
-                                      const uint32_t (&pa)[KC][4],
-                                      const bf16 *B, int lane) {
-  static_assert(NT % 2 == 0, "n tiles come in pairs");
+  /// acc[16 x 8 NT] += P[16 x 8 NK] * B[8 NK x 8 NT]; P as accumulator
+  /// fragments (rounded to bf16 here), B row-major in shared memory.
+  template <int NK, int NT, int LDS>
+  static __device__ __forceinline__ void pb(float (&acc)[NT][4],
+                                            const float (&p)[NK][4],
+                                            const bf16 *B, int lane) {
+    static_assert(NK % 2 == 0 && NT % 2 == 0, "tiles come in pairs");
 #pragma unroll
-  for (int kc = 0; kc < KC; ++kc)
+    for (int kc = 0; kc < NK / 2; ++kc) {
+      const uint32_t pa[4] = {pack(p[2 * kc][0], p[2 * kc][1]),
+                              pack(p[2 * kc][2], p[2 * kc][3]),
+                              pack(p[2 * kc + 1][0], p[2 * kc + 1][1]),
+                              pack(p[2 * kc + 1][2], p[2 * kc + 1][3])};
 #pragma unroll
-    for (int np = 0; np < NT / 2; ++np) {
-      uint32_t bfr[4];
-      ldsm4t(bfr, B + (kc * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDS +
-                      np * 16 + (lane >> 4) * 8);
-      mma(acc[2 * np], pa[kc], bfr[0], bfr[1]);
-      mma(acc[2 * np + 1], pa[kc], bfr[2], bfr[3]);
+      for (int np = 0; np < NT / 2; ++np) {
+        uint32_t bfr[4];
+        ldsm4t(bfr, B + (kc * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDS +
+                        np * 16 + (lane >> 4) * 8);
+        mma(acc[2 * np], pa, bfr[0], bfr[1]);
+        mma(acc[2 * np + 1], pa, bfr[2], bfr[3]);
+      }
     }
-}
-
-/// Accumulator fragments of a 16 x 8 NT tile as A fragments (bf16).
-template <int NT>
-__device__ __forceinline__ void toA(uint32_t (&pa)[NT / 2][4],
-                                    const float (&c)[NT][4]) {
-#pragma unroll
-  for (int kc = 0; kc < NT / 2; ++kc) {
-    pa[kc][0] = pack(c[2 * kc][0], c[2 * kc][1]);
-    pa[kc][1] = pack(c[2 * kc][2], c[2 * kc][3]);
-    pa[kc][2] = pack(c[2 * kc + 1][0], c[2 * kc + 1][1]);
-    pa[kc][3] = pack(c[2 * kc + 1][2], c[2 * kc + 1][3]);
   }
-}
 
-/// Rows [row0, row0 + ROWS) of a [nrows, D] bf16 matrix into shared memory
-/// (stride DH + 8) by cp.async; missing rows and columns are zero-filled.
-template <int ROWS, int DH>
-__device__ __forceinline__ void loadRows(bf16 *s, const bf16 *g, int64_t row0,
+  static __device__ __forceinline__ void storePair(bf16 *p, float a, float b) {
+    *reinterpret_cast<__nv_bfloat162 *>(p) = __floats2bfloat162_rn(a, b);
+  }
+};
+
+template <>
+struct Mma<float> {
+  /// As Mma<bf16>::abt. Fragment reads are conflict-free for row strides
+  /// of 4 mod 32 words (lanes hit banks 4 g + t).
+  template <int DH, int NT, int LDS>
+  static __device__ __forceinline__ void abt(float (&acc)[NT][4],
+                                             const float *A, const float *Bt,
+                                             int lane) {
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int kc = 0; kc < DH / 8; ++kc) {
+      const float *a = A + g * LDS + kc * 8 + t;
+      Tf32A af = splitA(a[0], a[8 * LDS], a[4], a[8 * LDS + 4]);
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        const float *b = Bt + (nt * 8 + g) * LDS + kc * 8 + t;
+        mma3(acc[nt], af, b[0], b[4]);
+      }
+    }
+  }
+
+  /// As Mma<bf16>::pb, P kept in f32 (split). An accumulator fragment holds
+  /// columns 2t and 2t + 1 where an A fragment has k slots t and t + 4: the
+  /// product sums over k in any order, so slot t takes column 2t, slot
+  /// t + 4 column 2t + 1, and B's rows are read in that order (banks
+  /// 8 t + g: conflict-free).
+  ///
+  /// The tensor cores' own additions do not round to nearest: over the
+  /// hundreds of tiles a long sequence adds into acc, their error builds
+  /// up (measured: dK 1.8e-5 off in norm at 1024 keys). So each call's
+  /// products are summed in a fresh accumulator, added to acc with f32
+  /// arithmetic.
+  template <int NK, int NT, int LDS>
+  static __device__ __forceinline__ void pb(float (&acc)[NT][4],
+                                            const float (&p)[NK][4],
+                                            const float *B, int lane) {
+    const int g = lane >> 2, t = lane & 3;
+    Tf32A af[NK];
+#pragma unroll
+    for (int kc = 0; kc < NK; ++kc)
+      af[kc] = splitA(p[kc][0], p[kc][2], p[kc][1], p[kc][3]);
+    const float *b = B + 2 * t * LDS + g;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+      float part[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int kc = 0; kc < NK; ++kc)
+        mma3(part, af[kc], b[kc * 8 * LDS + nt * 8],
+             b[(kc * 8 + 1) * LDS + nt * 8]);
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        acc[nt][e] += part[e];
+    }
+  }
+
+  static __device__ __forceinline__ void storePair(float *p, float a, float b) {
+    *reinterpret_cast<float2 *>(p) = make_float2(a, b);
+  }
+};
+
+/// Elements per 16-byte chunk, and the padded row stride of a DH-wide tile.
+template <typename E>
+constexpr int kChunk = 16 / int(sizeof(E));
+template <typename E, int DH>
+constexpr int kLds = DH + kChunk<E>;
+
+/// Rows [row0, row0 + ROWS) of a [nrows, D] matrix into shared memory
+/// (stride kLds) by cp.async; missing rows and columns are zero-filled.
+template <typename E, int ROWS, int DH>
+__device__ __forceinline__ void loadRows(E *s, const E *g, int64_t row0,
                                          int64_t nrows, int64_t D) {
-  constexpr int CH = DH / 8, LDS = DH + 8;
+  constexpr int W = kChunk<E>, CH = DH / W, LDS = kLds<E, DH>;
   for (int idx = threadIdx.x; idx < ROWS * CH; idx += kThreads) {
     int r = idx / CH, ch = idx % CH;
     int64_t row = row0 + r;
-    bool valid = row < nrows && ch * 8 < D;
-    cpAsync16(s + r * LDS + ch * 8, valid ? g + row * D + ch * 8 : g, valid);
+    bool valid = row < nrows && ch * W < D;
+    cpAsync16(s + r * LDS + ch * W, valid ? g + row * D + ch * W : g, valid);
   }
 }
 
@@ -855,9 +984,9 @@ __device__ __forceinline__ int64_t nextVisibleKey(const AttnArgs<T> &a,
   return kt;
 }
 
-/// Stores an accumulator tile's two rows (times `mul`) as bf16 pairs.
-template <int NT>
-__device__ __forceinline__ void storeTile(bf16 *base, const float (&acc)[NT][4],
+/// Stores an accumulator tile's two rows (times `mul`) as element pairs.
+template <typename E, int NT>
+__device__ __forceinline__ void storeTile(E *base, const float (&acc)[NT][4],
                                           int64_t row0, int64_t rows, int64_t D,
                                           float mul0, float mul1, int lane) {
   const int g = lane >> 2, t4 = lane & 3;
@@ -870,28 +999,32 @@ __device__ __forceinline__ void storeTile(bf16 *base, const float (&acc)[NT][4],
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
       int64_t col = nt * 8 + 2 * t4;
-      if (col < D)
-        *reinterpret_cast<__nv_bfloat162 *>(base + row * D + col) =
-            __floats2bfloat162_rn(acc[nt][2 * rr] * mul,
-                                  acc[nt][2 * rr + 1] * mul);
+      if (col < D) // D is even: so is col, and col + 1 < D
+        Mma<E>::storePair(base + row * D + col, acc[nt][2 * rr] * mul,
+                          acc[nt][2 * rr + 1] * mul);
     }
   }
 }
 
-template <int DH>
+/// Tile sizes keep an f32 block's shared memory near a bf16 one's (two
+/// blocks per SM at the wide head).
+template <typename E, int DH>
 struct Fwd {
-  static constexpr int BQ = 64, BK = 64, LDS = DH + 8;
+  static constexpr bool kF32 = sizeof(E) == 4;
+  static constexpr int BQ = 64, BK = kF32 && DH > 64 ? 32 : 64,
+                       LDS = kLds<E, DH>;
   static constexpr size_t kSmem =
-      size_t(BQ * LDS + 4 * BK * LDS) * sizeof(bf16) + size_t(4 * BK) * 8;
+      size_t(BQ * LDS + 4 * BK * LDS) * sizeof(E) + size_t(4 * BK) * 8;
 };
 
-template <int DH>
-__global__ void __launch_bounds__(kThreads) attnFwd(AttnArgs<bf16> a) {
-  using C = Fwd<DH>;
+template <typename E, int DH>
+__global__ void __launch_bounds__(kThreads) attnFwd(AttnArgs<E> a) {
+  using C = Fwd<E, DH>;
+  using M = Mma<E>;
   constexpr int BQ = C::BQ, BK = C::BK, LDS = C::LDS, NTD = DH / 8;
   extern __shared__ __align__(16) unsigned char smem[];
-  bf16 *Qs = reinterpret_cast<bf16 *>(smem);
-  bf16 *Ks = Qs + BQ * LDS, *Vs = Ks + 2 * BK * LDS; // two buffers each
+  E *Qs = reinterpret_cast<E *>(smem);
+  E *Ks = Qs + BQ * LDS, *Vs = Ks + 2 * BK * LDS; // two buffers each
   int64_t *kposS = reinterpret_cast<int64_t *>(Vs + 2 * BK * LDS);
   int64_t *kdocS = kposS + 2 * BK;
 
@@ -901,10 +1034,10 @@ __global__ void __launch_bounds__(kThreads) attnFwd(AttnArgs<bf16> a) {
   const int64_t qt = a.nQT - 1 - bid / BH, bh = bid % BH;
   const int64_t b = bh / a.Hq, kvh = (bh % a.Hq) / a.group;
   const int64_t q0 = qt * BQ, D = a.D;
-  const bf16 *Kg = a.k + (b * a.Hkv + kvh) * a.Tk * D;
-  const bf16 *Vg = a.v + (b * a.Hkv + kvh) * a.Tk * D;
+  const E *Kg = a.k + (b * a.Hkv + kvh) * a.Tk * D;
+  const E *Vg = a.v + (b * a.Hkv + kvh) * a.Tk * D;
 
-  loadRows<BQ, DH>(Qs, a.q + bh * a.Tq * D, q0, a.Tq, D);
+  loadRows<E, BQ, DH>(Qs, a.q + bh * a.Tq * D, q0, a.Tq, D);
   cpCommit();
   int64_t qp[2], qd[2];
 #pragma unroll
@@ -915,8 +1048,8 @@ __global__ void __launch_bounds__(kThreads) attnFwd(AttnArgs<bf16> a) {
     qd[rr] = a.docs && in ? a.qDoc[b * a.Tq + i] : 0;
   }
   auto issue = [&](int64_t kt, int buf) {
-    loadRows<BK, DH>(Ks + buf * BK * LDS, Kg, kt * BK, a.Tk, D);
-    loadRows<BK, DH>(Vs + buf * BK * LDS, Vg, kt * BK, a.Tk, D);
+    loadRows<E, BK, DH>(Ks + buf * BK * LDS, Kg, kt * BK, a.Tk, D);
+    loadRows<E, BK, DH>(Vs + buf * BK * LDS, Vg, kt * BK, a.Tk, D);
     if (tid < BK) {
       int64_t j = kt * BK + tid;
       bool in = j < a.Tk;
@@ -959,8 +1092,8 @@ __global__ void __launch_bounds__(kThreads) attnFwd(AttnArgs<bf16> a) {
 #pragma unroll
       for (int e = 0; e < 4; ++e)
         s[nt][e] = 0.f;
-    mmaABt<DH / 16, BK / 8, LDS>(s, Qs + warp * 16 * LDS, Ks + buf * BK * LDS,
-                                 lane);
+    M::template abt<DH, BK / 8, LDS>(s, Qs + warp * 16 * LDS,
+                                     Ks + buf * BK * LDS, lane);
 
     const int64_t k0 = kt * BK;
     const int64_t *kp = kposS + buf * BK, *kd = kdocS + buf * BK;
@@ -1002,9 +1135,7 @@ __global__ void __launch_bounds__(kThreads) attnFwd(AttnArgs<bf16> a) {
 #pragma unroll
       for (int e = 0; e < 4; ++e)
         o[nt][e] *= alpha[e >> 1];
-    uint32_t pa[BK / 16][4];
-    toA<BK / 8>(pa, s);
-    mmaPB<BK / 16, NTD, LDS>(o, pa, Vs + buf * BK * LDS, lane);
+    M::template pb<BK / 8, NTD, LDS>(o, s, Vs + buf * BK * LDS, lane);
     __syncthreads(); // everyone is done with `buf` before it is refilled
     buf ^= 1;
     kt = next;
@@ -1022,24 +1153,27 @@ __global__ void __launch_bounds__(kThreads) attnFwd(AttnArgs<bf16> a) {
     if (t4 == 0 && i < a.Tq)
       a.lseOut[bh * a.Tq + i] = L > 0.f ? m[rr] + logf(L) : negInf<float>();
   }
-  storeTile<NTD>(a.out + bh * a.Tq * D, o, q0 + warp * 16, a.Tq, D, inv[0],
+  storeTile<E, NTD>(a.out + bh * a.Tq * D, o, q0 + warp * 16, a.Tq, D, inv[0],
                  inv[1], lane);
 }
 
-template <int DH>
+template <typename E, int DH>
 struct Dq {
-  static constexpr int BQ = 64, BK = 32, LDS = DH + 8;
+  static constexpr bool kF32 = sizeof(E) == 4;
+  static constexpr int BQ = 64, BK = kF32 ? (DH > 64 ? 16 : 32) : 32,
+                       LDS = kLds<E, DH>;
   static constexpr size_t kSmem =
-      size_t(2 * BQ * LDS + 4 * BK * LDS) * sizeof(bf16) + size_t(4 * BK) * 8;
+      size_t(2 * BQ * LDS + 4 * BK * LDS) * sizeof(E) + size_t(4 * BK) * 8;
 };
 
-template <int DH>
-__global__ void __launch_bounds__(kThreads) attnDq(AttnArgs<bf16> a) {
-  using C = Dq<DH>;
+template <typename E, int DH>
+__global__ void __launch_bounds__(kThreads) attnDq(AttnArgs<E> a) {
+  using C = Dq<E, DH>;
+  using M = Mma<E>;
   constexpr int BQ = C::BQ, BK = C::BK, LDS = C::LDS, NTD = DH / 8;
   extern __shared__ __align__(16) unsigned char smem[];
-  bf16 *Qs = reinterpret_cast<bf16 *>(smem);
-  bf16 *Gs = Qs + BQ * LDS, *Ks = Gs + BQ * LDS, *Vs = Ks + 2 * BK * LDS;
+  E *Qs = reinterpret_cast<E *>(smem);
+  E *Gs = Qs + BQ * LDS, *Ks = Gs + BQ * LDS, *Vs = Ks + 2 * BK * LDS;
   int64_t *kposS = reinterpret_cast<int64_t *>(Vs + 2 * BK * LDS);
   int64_t *kdocS = kposS + 2 * BK;
 
@@ -1049,11 +1183,11 @@ __global__ void __launch_bounds__(kThreads) attnDq(AttnArgs<bf16> a) {
   const int64_t qt = a.nQT - 1 - bid / BH, bh = bid % BH;
   const int64_t b = bh / a.Hq, kvh = (bh % a.Hq) / a.group;
   const int64_t q0 = qt * BQ, D = a.D;
-  const bf16 *Kg = a.k + (b * a.Hkv + kvh) * a.Tk * D;
-  const bf16 *Vg = a.v + (b * a.Hkv + kvh) * a.Tk * D;
+  const E *Kg = a.k + (b * a.Hkv + kvh) * a.Tk * D;
+  const E *Vg = a.v + (b * a.Hkv + kvh) * a.Tk * D;
 
-  loadRows<BQ, DH>(Qs, a.q + bh * a.Tq * D, q0, a.Tq, D);
-  loadRows<BQ, DH>(Gs, a.dO + bh * a.Tq * D, q0, a.Tq, D);
+  loadRows<E, BQ, DH>(Qs, a.q + bh * a.Tq * D, q0, a.Tq, D);
+  loadRows<E, BQ, DH>(Gs, a.dO + bh * a.Tq * D, q0, a.Tq, D);
   cpCommit();
   int64_t qp[2], qd[2];
   float lse[2], dlt[2];
@@ -1067,8 +1201,8 @@ __global__ void __launch_bounds__(kThreads) attnDq(AttnArgs<bf16> a) {
     dlt[rr] = in ? a.delta[bh * a.Tq + i] : 0.f;
   }
   auto issue = [&](int64_t kt, int buf) {
-    loadRows<BK, DH>(Ks + buf * BK * LDS, Kg, kt * BK, a.Tk, D);
-    loadRows<BK, DH>(Vs + buf * BK * LDS, Vg, kt * BK, a.Tk, D);
+    loadRows<E, BK, DH>(Ks + buf * BK * LDS, Kg, kt * BK, a.Tk, D);
+    loadRows<E, BK, DH>(Vs + buf * BK * LDS, Vg, kt * BK, a.Tk, D);
     if (tid < BK) {
       int64_t j = kt * BK + tid;
       bool in = j < a.Tk;
@@ -1106,10 +1240,10 @@ __global__ void __launch_bounds__(kThreads) attnDq(AttnArgs<bf16> a) {
 #pragma unroll
       for (int e = 0; e < 4; ++e)
         s[nt][e] = dp[nt][e] = 0.f;
-    mmaABt<DH / 16, BK / 8, LDS>(s, Qs + warp * 16 * LDS, Ks + buf * BK * LDS,
-                                 lane);
-    mmaABt<DH / 16, BK / 8, LDS>(dp, Gs + warp * 16 * LDS, Vs + buf * BK * LDS,
-                                 lane);
+    M::template abt<DH, BK / 8, LDS>(s, Qs + warp * 16 * LDS,
+                                     Ks + buf * BK * LDS, lane);
+    M::template abt<DH, BK / 8, LDS>(dp, Gs + warp * 16 * LDS,
+                                     Vs + buf * BK * LDS, lane);
     const int64_t k0 = kt * BK;
     const int64_t *kp = kposS + buf * BK, *kd = kdocS + buf * BK;
 #pragma unroll
@@ -1122,35 +1256,39 @@ __global__ void __launch_bounds__(kThreads) attnDq(AttnArgs<bf16> a) {
         float p = ok ? __expf(s[nt][e] * sc - lse[rr]) : 0.f;
         s[nt][e] = p * (dp[nt][e] - dlt[rr]); // dS (unscaled)
       }
-    uint32_t pa[BK / 16][4];
-    toA<BK / 8>(pa, s);
-    mmaPB<BK / 16, NTD, LDS>(dq, pa, Ks + buf * BK * LDS, lane);
+    M::template pb<BK / 8, NTD, LDS>(dq, s, Ks + buf * BK * LDS, lane);
     __syncthreads();
     buf ^= 1;
     kt = next;
   }
   cpWait<0>();
-  storeTile<NTD>(a.dq + bh * a.Tq * D, dq, q0 + warp * 16, a.Tq, D, sc, sc,
+  storeTile<E, NTD>(a.dq + bh * a.Tq * D, dq, q0 + warp * 16, a.Tq, D, sc, sc,
                  lane);
 }
 
 /// BQ: queries per tile (the key tile is 64 rows, 16 per warp).
-template <int DH, int BQ>
+/// BQ: queries per tile (the key tile is 64 rows, 16 per warp). Smaller
+/// query tiles for wide heads and f32 keep dK, dV, S and dP in registers
+/// and the shared memory near two blocks per SM.
+template <typename E, int DH>
 struct Dkv {
-  static constexpr int BK = 64, LDS = DH + 8;
+  static constexpr bool kF32 = sizeof(E) == 4;
+  static constexpr int BK = 64, LDS = kLds<E, DH>,
+                       BQ = (DH > 64 ? 32 : 64) / (kF32 ? 2 : 1);
   static constexpr size_t kSmem =
-      size_t(2 * BK * LDS + 4 * BQ * LDS) * sizeof(bf16) +
+      size_t(2 * BK * LDS + 4 * BQ * LDS) * sizeof(E) +
       size_t(2 * BQ) * (8 + 8 + 4 + 4);
 };
 
 /// Here nKT counts key tiles of 64 rows and nQT query tiles of BQ rows.
-template <int DH, int BQ>
-__global__ void __launch_bounds__(kThreads) attnDkv(AttnArgs<bf16> a) {
-  using C = Dkv<DH, BQ>;
-  constexpr int BK = C::BK, LDS = C::LDS, NTD = DH / 8;
+template <typename E, int DH>
+__global__ void __launch_bounds__(kThreads) attnDkv(AttnArgs<E> a) {
+  using C = Dkv<E, DH>;
+  using M = Mma<E>;
+  constexpr int BK = C::BK, BQ = C::BQ, LDS = C::LDS, NTD = DH / 8;
   extern __shared__ __align__(16) unsigned char smem[];
-  bf16 *Ks = reinterpret_cast<bf16 *>(smem);
-  bf16 *Vs = Ks + BK * LDS, *Qs = Vs + BK * LDS, *Gs = Qs + 2 * BQ * LDS;
+  E *Ks = reinterpret_cast<E *>(smem);
+  E *Vs = Ks + BK * LDS, *Qs = Vs + BK * LDS, *Gs = Qs + 2 * BQ * LDS;
   int64_t *qposS = reinterpret_cast<int64_t *>(Gs + 2 * BQ * LDS);
   int64_t *qdocS = qposS + 2 * BQ;
   float *lseS = reinterpret_cast<float *>(qdocS + 2 * BQ);
@@ -1163,8 +1301,8 @@ __global__ void __launch_bounds__(kThreads) attnDkv(AttnArgs<bf16> a) {
   const int64_t k0 = kt * BK, D = a.D;
   const int64_t headBase = b * a.Hq + (bkv % a.Hkv) * a.group;
 
-  loadRows<BK, DH>(Ks, a.k + bkv * a.Tk * D, k0, a.Tk, D);
-  loadRows<BK, DH>(Vs, a.v + bkv * a.Tk * D, k0, a.Tk, D);
+  loadRows<E, BK, DH>(Ks, a.k + bkv * a.Tk * D, k0, a.Tk, D);
+  loadRows<E, BK, DH>(Vs, a.v + bkv * a.Tk * D, k0, a.Tk, D);
   cpCommit();
   int64_t kp[2], kd[2];
 #pragma unroll
@@ -1183,8 +1321,8 @@ __global__ void __launch_bounds__(kThreads) attnDkv(AttnArgs<bf16> a) {
   };
   auto issue = [&](int64_t it, int buf) {
     const int64_t bh = headBase + it / a.nQT, q0 = (it % a.nQT) * BQ;
-    loadRows<BQ, DH>(Qs + buf * BQ * LDS, a.q + bh * a.Tq * D, q0, a.Tq, D);
-    loadRows<BQ, DH>(Gs + buf * BQ * LDS, a.dO + bh * a.Tq * D, q0, a.Tq, D);
+    loadRows<E, BQ, DH>(Qs + buf * BQ * LDS, a.q + bh * a.Tq * D, q0, a.Tq, D);
+    loadRows<E, BQ, DH>(Gs + buf * BQ * LDS, a.dO + bh * a.Tq * D, q0, a.Tq, D);
     if (tid < BQ) {
       int64_t i = q0 + tid;
       bool in = i < a.Tq;
@@ -1218,7 +1356,7 @@ __global__ void __launch_bounds__(kThreads) attnDkv(AttnArgs<bf16> a) {
     }
     __syncthreads();
 
-    const bf16 *Qb = Qs + buf * BQ * LDS, *Gb = Gs + buf * BQ * LDS;
+    const E *Qb = Qs + buf * BQ * LDS, *Gb = Gs + buf * BQ * LDS;
     float s[BQ / 8][4], dp[BQ / 8][4];
 #pragma unroll
     for (int nt = 0; nt < BQ / 8; ++nt)
@@ -1226,8 +1364,8 @@ __global__ void __launch_bounds__(kThreads) attnDkv(AttnArgs<bf16> a) {
       for (int e = 0; e < 4; ++e)
         s[nt][e] = dp[nt][e] = 0.f;
     // S^T = K Q^T and dP^T = V dO^T (rows: keys, columns: queries).
-    mmaABt<DH / 16, BQ / 8, LDS>(s, Ks + warp * 16 * LDS, Qb, lane);
-    mmaABt<DH / 16, BQ / 8, LDS>(dp, Vs + warp * 16 * LDS, Gb, lane);
+    M::template abt<DH, BQ / 8, LDS>(s, Ks + warp * 16 * LDS, Qb, lane);
+    M::template abt<DH, BQ / 8, LDS>(dp, Vs + warp * 16 * LDS, Gb, lane);
     const float *L = lseS + buf * BQ, *dl = dltS + buf * BQ;
     const int64_t *qpS = qposS + buf * BQ, *qdS = qdocS + buf * BQ;
 #pragma unroll
@@ -1241,19 +1379,16 @@ __global__ void __launch_bounds__(kThreads) attnDkv(AttnArgs<bf16> a) {
         s[nt][e] = p;
         dp[nt][e] = p * (dp[nt][e] - dl[col]); // dS^T (unscaled)
       }
-    uint32_t pa[BQ / 16][4];
-    toA<BQ / 8>(pa, s);
-    mmaPB<BQ / 16, NTD, LDS>(dv, pa, Gb, lane);
-    toA<BQ / 8>(pa, dp);
-    mmaPB<BQ / 16, NTD, LDS>(dk, pa, Qb, lane);
+    M::template pb<BQ / 8, NTD, LDS>(dv, s, Gb, lane);
+    M::template pb<BQ / 8, NTD, LDS>(dk, dp, Qb, lane);
     __syncthreads();
     buf ^= 1;
     it = next;
   }
   cpWait<0>();
-  storeTile<NTD>(a.dk + bkv * a.Tk * D, dk, k0 + warp * 16, a.Tk, D, sc, sc,
+  storeTile<E, NTD>(a.dk + bkv * a.Tk * D, dk, k0 + warp * 16, a.Tk, D, sc, sc,
                  lane);
-  storeTile<NTD>(a.dv + bkv * a.Tk * D, dv, k0 + warp * 16, a.Tk, D, 1.f, 1.f,
+  storeTile<E, NTD>(a.dv + bkv * a.Tk * D, dv, k0 + warp * 16, a.Tk, D, 1.f, 1.f,
                  lane);
 }
 
@@ -1334,10 +1469,12 @@ bool forceSimt() {
   return attentionOverride() == AttentionOverride::Simt;
 }
 
-/// Whether the bf16 tensor-core kernels apply; their head-dimension bucket.
-int tensorCoreBucket(const AttentionShape &s,
+/// Whether the tensor-core kernels apply to elements of `bytes` bytes; their
+/// head-dimension bucket. Rows are read in 16-byte chunks.
+int tensorCoreBucket(const AttentionShape &s, size_t bytes,
                      std::initializer_list<const Tensor *> ops) {
-  if (forceSimt() || s.D <= 0 || s.D % 8 != 0 || s.D > 128)
+  if (forceSimt() || s.D <= 0 || (s.D * int64_t(bytes)) % 16 != 0 ||
+      s.D > 128)
     return 0;
   for (const Tensor *t : ops)
     if (!aligned16(*t))
@@ -1388,11 +1525,11 @@ void forwardSimt(const Ctx &c, const Operands &o, Tensor &out, Tensor &lse) {
          a);
 }
 
-template <int DH>
+template <typename E, int DH>
 void forwardTc(const Ctx &c, const Operands &o, Tensor &out, Tensor &lse) {
-  using C = tc::Fwd<DH>;
-  AttnArgs<bf16> a = baseArgs<bf16>(o);
-  a.out = out.data<bf16>();
+  using C = tc::Fwd<E, DH>;
+  AttnArgs<E> a = baseArgs<E>(o);
+  a.out = out.data<E>();
   a.lseOut = lse.data<float>();
   a.nQT = ceilDiv(a.Tq, C::BQ);
   a.nKT = ceilDiv(a.Tk, C::BK);
@@ -1402,7 +1539,8 @@ void forwardTc(const Ctx &c, const Operands &o, Tensor &out, Tensor &lse) {
     a.qStats = qs.data<int64_t>();
     a.kStats = ks.data<int64_t>();
   }
-  launch(c, tc::attnFwd<DH>, a.nQT * a.B * a.Hq, tc::kThreads, C::kSmem, a);
+  launch(c, tc::attnFwd<E, DH>, a.nQT * a.B * a.Hq, tc::kThreads, C::kSmem,
+         a);
 }
 
 /// Inputs of the backward kernels beyond the forward operands.
@@ -1468,19 +1606,19 @@ void backwardSimt(const Ctx &c, const Operands &o, const Grads &gr,
   }
 }
 
-template <int DH>
+template <typename E, int DH>
 void backwardTc(const Ctx &c, const Operands &o, const Grads &gr,
                 const Tensor &delta) {
-  AttnArgs<bf16> a = baseArgs<bf16>(o);
-  a.dO = gr.grad.data<bf16>();
+  AttnArgs<E> a = baseArgs<E>(o);
+  a.dO = gr.grad.data<E>();
   a.lse = gr.lse.data<float>();
   a.delta = delta.data<float>();
-  a.dq = gr.dq.data<bf16>();
-  a.dk = gr.dk.data<bf16>();
-  a.dv = gr.dv.data<bf16>();
+  a.dq = gr.dq.data<E>();
+  a.dk = gr.dk.data<E>();
+  a.dv = gr.dv.data<E>();
   {
-    using C = tc::Dq<DH>;
-    AttnArgs<bf16> d = a;
+    using C = tc::Dq<E, DH>;
+    AttnArgs<E> d = a;
     d.nQT = ceilDiv(a.Tq, C::BQ);
     d.nKT = ceilDiv(a.Tk, C::BK);
     Tensor qs = tileStats(c, o.qPos, o.qDoc, o.causal, a.B, a.Tq, C::BQ);
@@ -1489,14 +1627,13 @@ void backwardTc(const Ctx &c, const Operands &o, const Grads &gr,
       d.qStats = qs.data<int64_t>();
       d.kStats = ks.data<int64_t>();
     }
-    launch(c, tc::attnDq<DH>, d.nQT * a.B * a.Hq, tc::kThreads, C::kSmem, d);
+    launch(c, tc::attnDq<E, DH>, d.nQT * a.B * a.Hq, tc::kThreads, C::kSmem,
+           d);
   }
   {
-    // Smaller query tiles for the wide head keep dK, dV, S and dP in
-    // registers.
-    constexpr int BQ = DH > 64 ? 32 : 64;
-    using C = tc::Dkv<DH, BQ>;
-    AttnArgs<bf16> d = a;
+    using C = tc::Dkv<E, DH>;
+    constexpr int BQ = C::BQ;
+    AttnArgs<E> d = a;
     d.nQT = ceilDiv(a.Tq, BQ);
     d.nKT = ceilDiv(a.Tk, C::BK);
     Tensor qs = tileStats(c, o.qPos, o.qDoc, o.causal, a.B, a.Tq, BQ);
@@ -1505,7 +1642,7 @@ void backwardTc(const Ctx &c, const Operands &o, const Grads &gr,
       d.qStats = qs.data<int64_t>();
       d.kStats = ks.data<int64_t>();
     }
-    launch(c, tc::attnDkv<DH, BQ>, d.nKT * a.B * a.Hkv, tc::kThreads, C::kSmem,
+    launch(c, tc::attnDkv<E, DH>, d.nKT * a.B * a.Hkv, tc::kThreads, C::kSmem,
            d);
   }
 }
@@ -1563,12 +1700,12 @@ std::tuple<Tensor, Tensor> attention(const Tensor &q, const Tensor &k,
              qDocuments, kDocuments, causal, scale,   s};
   dispatchFloat(op, q.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    if (std::is_same<T, bf16>::value) {
-      int bucket = tensorCoreBucket(s, {&q, &k, &v});
+    if constexpr (!std::is_same<T, double>::value) {
+      int bucket = tensorCoreBucket(s, sizeof(T), {&q, &k, &v});
       if (bucket == 64)
-        return forwardTc<64>(c, o, out, lse), 0;
+        return forwardTc<T, 64>(c, o, out, lse), 0;
       if (bucket == 128)
-        return forwardTc<128>(c, o, out, lse), 0;
+        return forwardTc<T, 128>(c, o, out, lse), 0;
     }
     dispatchHeadDim(op, s.D, [&](auto dmax) {
       forwardSimt<T, decltype(dmax)::value>(c, o, out, lse);
@@ -1620,12 +1757,12 @@ attentionGrad(const Tensor &grad, const Tensor &q, const Tensor &k,
   dispatchFloat(op, q.dtype(), [&](auto tag) {
     using T = decltype(tag);
     Tensor delta = computeDelta<T>(c, grad, out, s.B * s.Hq * s.Tq, s.D);
-    if (std::is_same<T, bf16>::value) {
-      int bucket = tensorCoreBucket(s, {&q, &k, &v, &grad});
+    if constexpr (!std::is_same<T, double>::value) {
+      int bucket = tensorCoreBucket(s, sizeof(T), {&q, &k, &v, &grad});
       if (bucket == 64)
-        return backwardTc<64>(c, o, gr, delta), 0;
+        return backwardTc<T, 64>(c, o, gr, delta), 0;
       if (bucket == 128)
-        return backwardTc<128>(c, o, gr, delta), 0;
+        return backwardTc<T, 128>(c, o, gr, delta), 0;
     }
     dispatchHeadDim(op, s.D, [&](auto dmax) {
       backwardSimt<T, decltype(dmax)::value>(c, o, gr, delta);

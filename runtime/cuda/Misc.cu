@@ -348,43 +348,91 @@ __global__ void bankIndicesKernel(const I *tokens, I *out, int64_t n,
   }
 }
 
+// The vision-gather kernels give each position's row to one warp: the row's
+// source is decided once per row, and no thread divides its element index
+// by the row length (a 64-bit division costs more than the copy it feeds).
+
 /// y[p, :] = idx[p] >= 0 ? bank[idx[p], :] : embeds[p, :] over rows of W
 /// words; idx >= N is flagged.
 template <typename E, typename I>
 __global__ void visionGatherKernel(const E *embeds, const E *bank,
-                                   const I *indices, E *y, int64_t n, int64_t W,
-                                   int64_t N, unsigned long long *flag) {
-  for (int64_t i = gridStart(); i < n; i += gridStride()) {
-    int64_t p = i / W, w = i % W;
+                                   const I *indices, E *y, int64_t positions,
+                                   int64_t W, int64_t N,
+                                   unsigned long long *flag) {
+  const int lane = threadIdx.x & 31;
+  for (int64_t p = gridStart() >> 5; p < positions; p += gridStride() >> 5) {
     int64_t k = indices[p];
     if (k >= N) {
-      if (w == 0)
+      if (lane == 0)
         flagError(flag, p);
       continue;
     }
-    y[i] = k >= 0 ? bank[k * W + w] : embeds[i];
+    const E *src = k >= 0 ? bank + k * W : embeds + p * W;
+    E *dst = y + p * W;
+#pragma unroll 4
+    for (int64_t w = lane; w < W; w += 32)
+      dst[w] = src[w];
   }
 }
 
-/// d_embeds = idx < 0 ? grad : 0; d_bank[idx] += grad where idx >= 0.
-template <typename T, typename I>
+/// kVec accumulator values added to p[0, kVec) (one vector atomic on sm_90).
+__device__ __forceinline__ void atomicAddVec(float *p, const float (&v)[kVec]) {
+#if __CUDA_ARCH__ >= 900
+  static_assert(kVec == 4, "float4 atomics");
+  atomicAdd(reinterpret_cast<float4 *>(p), make_float4(v[0], v[1], v[2], v[3]));
+#else
+  for (int u = 0; u < kVec; ++u)
+    atomicAdd(p + u, v[u]);
+#endif
+}
+__device__ __forceinline__ void atomicAddVec(double *p,
+                                             const double (&v)[kVec]) {
+  for (int u = 0; u < kVec; ++u)
+    atomicAdd(p + u, v[u]);
+}
+
+/// d_embeds = idx < 0 ? grad : 0; d_bank[idx] += grad where idx >= 0. VEC:
+/// kVec elements per access (D a multiple of kVec, pointers aligned).
+template <typename T, typename I, bool VEC>
 __global__ void visionGatherGradKernel(const T *grad, const I *indices, T *de,
-                                       acc_t<T> *db, int64_t n, int64_t D,
-                                       int64_t rows, unsigned long long *flag) {
+                                       acc_t<T> *db, int64_t positions,
+                                       int64_t D, int64_t rows,
+                                       unsigned long long *flag) {
   using A = acc_t<T>;
-  for (int64_t i = gridStart(); i < n; i += gridStride()) {
-    int64_t p = i / D, d = i % D;
+  using P = ElemPack<int(sizeof(T))>;
+  constexpr int V = VEC ? kVec : 1;
+  const int lane = threadIdx.x & 31;
+  for (int64_t p = gridStart() >> 5; p < positions; p += gridStride() >> 5) {
     int64_t k = indices[p];
     if (k >= rows) {
-      if (d == 0)
+      if (lane == 0)
         flagError(flag, p);
       continue;
     }
-    if (k >= 0) {
-      atomicAdd(db + k * D + d, A(ld(grad + i)));
-      st(de + i, A(0));
-    } else {
-      de[i] = grad[i];
+    const T *g = grad + p * D;
+    T *e = de + p * D;
+    if (k < 0) {
+#pragma unroll 4
+      for (int64_t d = lane; d < D; d += 32)
+        e[d] = g[d];
+      continue;
+    }
+    A *b = db + k * D;
+#pragma unroll 2
+    for (int64_t d = int64_t(lane) * V; d < D; d += 32 * V) {
+      if constexpr (VEC) {
+        P w = *reinterpret_cast<const P *>(g + d);
+        T x[kVec];
+        memcpy(x, w.b, sizeof(x));
+        A v[kVec];
+        for (int u = 0; u < kVec; ++u)
+          v[u] = ld(x + u);
+        atomicAddVec(b + d, v);
+        *reinterpret_cast<P *>(e + d) = P{}; // all-zero bits: +0
+      } else {
+        atomicAdd(b + d, A(ld(g + d)));
+        st(e + d, A(0));
+      }
     }
   }
 }
@@ -819,9 +867,9 @@ Tensor visionGather(const Tensor &embeds, const Tensor &bank,
     int64_t W = int64_t(rowBytes / w);
     dispatchBytes(op, w, [&](auto etag) {
       using E = decltype(etag);
-      launch(c, positions * W, visionGatherKernel<E, I>, embeds.data<E>(),
-             bank.data<E>(), indices.data<I>(), y.data<E>(), positions * W, W,
-             N, flag.get());
+      launch(c, positions * 32, visionGatherKernel<E, I>, embeds.data<E>(),
+             bank.data<E>(), indices.data<I>(), y.data<E>(), positions, W, N,
+             flag.get());
     });
   });
   checkBankFlag(flag, indices, N);
@@ -850,10 +898,17 @@ visionGatherGrad(const Tensor &grad, const Tensor &indices, int64_t bankRows) {
         launch(c, positions, checkIndicesKernel<I>, indices.data<I>(),
                positions, std::numeric_limits<int64_t>::min(), bankRows, false,
                int64_t(0), flag.get());
+      else if (D % kVec == 0 &&
+               packAligned({{grad.raw(), int(sizeof(T))},
+                            {de.raw(), int(sizeof(T))},
+                            {acc.raw(), int(sizeof(acc_t<T>))}}))
+        launch(c, positions * 32, visionGatherGradKernel<T, I, true>,
+               grad.data<T>(), indices.data<I>(), de.data<T>(),
+               acc.data<acc_t<T>>(), positions, D, bankRows, flag.get());
       else
-        launch(c, positions * D, visionGatherGradKernel<T, I>, grad.data<T>(),
-               indices.data<I>(), de.data<T>(), acc.data<acc_t<T>>(),
-               positions * D, D, bankRows, flag.get());
+        launch(c, positions * 32, visionGatherGradKernel<T, I, false>,
+               grad.data<T>(), indices.data<I>(), de.data<T>(),
+               acc.data<acc_t<T>>(), positions, D, bankRows, flag.get());
     });
     checkBankFlag(flag, indices, bankRows);
     finishAccumulator<T>(c, acc, db);
