@@ -1150,6 +1150,27 @@ def test_vision_gather_and_grad(case, tok_dtype, dtype):
         assert db.shape == (0, D)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_vision_gather_grad_shared_and_unread_rows(dtype):
+    # The merge of a vision model reads each bank row once, but the op sums
+    # the gradients of every position that reads a row: row 3 is read by
+    # three positions in different warps' windows of 32, row 0 twice, rows
+    # 1 and 6 never; rows are wider than one pass of the summing loop.
+    B, T, D, N = 2, 40, 260, 8
+    idx = np.full((B, T), -1, np.int64)
+    idx[0, [0, 5, 39]] = [3, 0, 2]
+    idx[1, [1, 2, 20, 35, 39]] = [3, 0, 4, 3, 5]
+    idx[1, 10] = 7
+    dy = randn((B, T, D), dtype, 113)
+    t = tt(dy)
+    gb = torch.zeros(N, D, dtype=t.dtype).index_add_(0, tt(idx[idx >= 0]), t[tt(idx) >= 0])
+    ge = torch.where(tt(idx)[..., None] >= 0, torch.zeros_like(t), t)
+    de, db = rt.vision_gather_grad(dy, idx, N)
+    close(de, ge)
+    close(db, gb)
+    assert not npy(db)[[1, 6]].any()
+
+
 def test_vision_errors():
     tokens = VISION_TOKENS["middle"]
     idx = rt.vision_bank_indices(tokens, IMG)  # 6 image tokens

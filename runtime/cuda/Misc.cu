@@ -375,32 +375,21 @@ __global__ void visionGatherKernel(const E *embeds, const E *bank,
   }
 }
 
-/// kVec accumulator values added to p[0, kVec) (one vector atomic on sm_90).
-__device__ __forceinline__ void atomicAddVec(float *p, const float (&v)[kVec]) {
-#if __CUDA_ARCH__ >= 900
-  static_assert(kVec == 4, "float4 atomics");
-  atomicAdd(reinterpret_cast<float4 *>(p), make_float4(v[0], v[1], v[2], v[3]));
-#else
-  for (int u = 0; u < kVec; ++u)
-    atomicAdd(p + u, v[u]);
-#endif
-}
-__device__ __forceinline__ void atomicAddVec(double *p,
-                                             const double (&v)[kVec]) {
-  for (int u = 0; u < kVec; ++u)
-    atomicAdd(p + u, v[u]);
-}
+// The bank's gradient without atomic additions: each bank row learns which
+// position reads it (`owner`), and a warp per row copies that position's
+// gradient row. Rows that several positions read (no vision model's merge
+// does) are summed in position order, as the CPU sums them, so the result
+// does not depend on scheduling.
+constexpr unsigned long long kNoOwner = ~0ull, kSharedRow = ~0ull - 1;
 
-/// d_embeds = idx < 0 ? grad : 0; d_bank[idx] += grad where idx >= 0. VEC:
-/// kVec elements per access (D a multiple of kVec, pointers aligned).
-template <typename T, typename I, bool VEC>
-__global__ void visionGatherGradKernel(const T *grad, const I *indices, T *de,
-                                       acc_t<T> *db, int64_t positions,
-                                       int64_t D, int64_t rows,
-                                       unsigned long long *flag) {
-  using A = acc_t<T>;
-  using P = ElemPack<int(sizeof(T))>;
-  constexpr int V = VEC ? kVec : 1;
+/// d_embeds[p, :] = idx[p] < 0 ? grad[p, :] : 0 over rows of W words, and
+/// position p's claim on bank row idx[p] >= 0 in `owner` (all kNoOwner
+/// before); idx >= rows is flagged.
+template <typename E, typename I>
+__global__ void embedsGradKernel(const E *grad, const I *indices, E *de,
+                                 unsigned long long *owner, int64_t positions,
+                                 int64_t W, int64_t rows,
+                                 unsigned long long *flag) {
   const int lane = threadIdx.x & 31;
   for (int64_t p = gridStart() >> 5; p < positions; p += gridStride() >> 5) {
     int64_t k = indices[p];
@@ -409,29 +398,71 @@ __global__ void visionGatherGradKernel(const T *grad, const I *indices, T *de,
         flagError(flag, p);
       continue;
     }
-    const T *g = grad + p * D;
-    T *e = de + p * D;
+    const E *src = grad + p * W;
+    E *dst = de + p * W;
     if (k < 0) {
 #pragma unroll 4
-      for (int64_t d = lane; d < D; d += 32)
-        e[d] = g[d];
+      for (int64_t w = lane; w < W; w += 32)
+        dst[w] = src[w];
       continue;
     }
-    A *b = db + k * D;
-#pragma unroll 2
-    for (int64_t d = int64_t(lane) * V; d < D; d += 32 * V) {
-      if constexpr (VEC) {
-        P w = *reinterpret_cast<const P *>(g + d);
-        T x[kVec];
-        memcpy(x, w.b, sizeof(x));
-        A v[kVec];
-        for (int u = 0; u < kVec; ++u)
-          v[u] = ld(x + u);
-        atomicAddVec(b + d, v);
-        *reinterpret_cast<P *>(e + d) = P{}; // all-zero bits: +0
-      } else {
-        atomicAdd(b + d, A(ld(g + d)));
-        st(e + d, A(0));
+    // Once a row has an owner it never returns to kNoOwner, so a failed
+    // claim can mark it shared without racing a later successful one.
+    if (lane == 0 &&
+        atomicCAS(owner + k, kNoOwner, (unsigned long long)p) != kNoOwner)
+      atomicExch(owner + k, kSharedRow);
+#pragma unroll 4
+    for (int64_t w = lane; w < W; w += 32)
+      dst[w] = E{}; // all-zero bits: +0
+  }
+}
+
+/// d_bank[k, :] = the sum of grad[p, :] over positions p with idx[p] == k:
+/// the owner's row (W words of E per row), zeros, or for a shared row the
+/// sum in acc_t<T> over the positions in order (D elements of T per row).
+template <typename T, typename E, typename I>
+__global__ void bankGradKernel(const T *grad, const I *indices,
+                               const unsigned long long *owner, T *db,
+                               int64_t positions, int64_t rows, int64_t D,
+                               int64_t W) {
+  using A = acc_t<T>;
+  constexpr int C = 4; // columns per lane and pass over the positions
+  const int lane = threadIdx.x & 31;
+  for (int64_t k = gridStart() >> 5; k < rows; k += gridStride() >> 5) {
+    const unsigned long long o = owner[k];
+    E *dst = reinterpret_cast<E *>(db + k * D);
+    if (o == kNoOwner) {
+#pragma unroll 4
+      for (int64_t w = lane; w < W; w += 32)
+        dst[w] = E{};
+    } else if (o != kSharedRow) {
+      const E *src = reinterpret_cast<const E *>(grad + int64_t(o) * D);
+#pragma unroll 4
+      for (int64_t w = lane; w < W; w += 32)
+        dst[w] = src[w];
+    } else {
+      for (int64_t d0 = 0; d0 < D; d0 += 32 * C) {
+        A acc[C] = {};
+        for (int64_t p0 = 0; p0 < positions; p0 += 32) {
+          int64_t p = p0 + lane;
+          unsigned hits = __ballot_sync(
+              0xffffffffu, p < positions && int64_t(indices[p]) == k);
+          for (; hits; hits &= hits - 1) {
+            const T *g = grad + (p0 + __ffs(hits) - 1) * D;
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+              int64_t d = d0 + lane + 32 * c;
+              if (d < D)
+                acc[c] += ld(g + d);
+            }
+          }
+        }
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+          int64_t d = d0 + lane + 32 * c;
+          if (d < D)
+            st(db + k * D + d, acc[c]);
+        }
       }
     }
   }
@@ -886,32 +917,41 @@ visionGatherGrad(const Tensor &grad, const Tensor &indices, int64_t bankRows) {
   return dispatchFloat(op, grad.dtype(), [&](auto tag) {
     using T = decltype(tag);
     Tensor de = c.empty(grad.dtype(), grad.shape());
-    Tensor db = Tensor::zeros(grad.dtype(), {bankRows, D}, c.device);
     int64_t positions = indices.numel();
     if (positions == 0)
-      return std::make_tuple(de, db);
-    Tensor acc = accumulator<T>(c, db);
+      return std::make_tuple(de, Tensor::zeros(grad.dtype(), {bankRows, D},
+                                                c.device));
+    Tensor db = c.empty(grad.dtype(), {bankRows, D}); // every row written
     ErrorFlag flag(c);
     dispatchIndex(indices.dtype(), [&](auto itag) {
       using I = decltype(itag);
-      if (D == 0)
+      if (D == 0) {
         launch(c, positions, checkIndicesKernel<I>, indices.data<I>(),
                positions, std::numeric_limits<int64_t>::min(), bankRows, false,
                int64_t(0), flag.get());
-      else if (D % kVec == 0 &&
-               packAligned({{grad.raw(), int(sizeof(T))},
-                            {de.raw(), int(sizeof(T))},
-                            {acc.raw(), int(sizeof(acc_t<T>))}}))
-        launch(c, positions * 32, visionGatherGradKernel<T, I, true>,
-               grad.data<T>(), indices.data<I>(), de.data<T>(),
-               acc.data<acc_t<T>>(), positions, D, bankRows, flag.get());
-      else
-        launch(c, positions * 32, visionGatherGradKernel<T, I, false>,
-               grad.data<T>(), indices.data<I>(), de.data<T>(),
-               acc.data<acc_t<T>>(), positions, D, bankRows, flag.get());
+        return;
+      }
+      size_t rowBytes = size_t(D) * sizeof(T);
+      size_t w = widestWord(rowBytes, {grad.raw(), de.raw(), db.raw()});
+      int64_t W = int64_t(rowBytes / w);
+      // One owner slot per bank row (at least one, so that the pointer is
+      // valid when the bank is empty and no index may be claimed).
+      Tensor owner = c.empty(DType::I64, {std::max<int64_t>(bankRows, 1)});
+      GLIMMER_CUDA_CHECK(
+          cudaMemsetAsync(owner.raw(), 0xff, owner.nbytes(), c.stream));
+      auto *own = static_cast<unsigned long long *>(owner.raw());
+      dispatchBytes(op, w, [&](auto etag) {
+        using E = decltype(etag);
+        launch(c, positions * 32, embedsGradKernel<E, I>,
+               static_cast<const E *>(grad.raw()), indices.data<I>(),
+               static_cast<E *>(de.raw()), own, positions, W, bankRows,
+               flag.get());
+        launch(c, bankRows * 32, bankGradKernel<T, E, I>, grad.data<T>(),
+               indices.data<I>(), static_cast<const unsigned long long *>(own),
+               db.data<T>(), positions, bankRows, D, W);
+      });
     });
     checkBankFlag(flag, indices, bankRows);
-    finishAccumulator<T>(c, acc, db);
     return std::make_tuple(de, db);
   });
 }
