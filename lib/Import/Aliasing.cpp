@@ -135,7 +135,11 @@ void Importer::refreshView(const jit::Value *v) {
 
 void Importer::noteInPlaceWrite(jit::Node *node) {
   std::string kind = node->kind().toQualString();
-  if (kind.rfind("aten::__", 0) == 0 || kind.back() != '_' ||
+  // `x |= y` and `x &= y` trace as aten::__ior__ / __iand__; other dunders
+  // (__and__, __getitem__) are not in place.
+  bool dunderInPlace = kind == "aten::__ior__" || kind == "aten::__iand__";
+  if ((!dunderInPlace &&
+       (kind.rfind("aten::__", 0) == 0 || kind.back() != '_')) ||
       node->inputs().empty() || node->outputs().empty())
     return;
   const jit::Value *self = node->input(0);

@@ -526,6 +526,8 @@ void Importer::registerConverters() {
     setTensor(n, select(x, Imp::ofBool(true), Imp::ofTensor(y)));
   };
   C["aten::__or__"] = boolOnly("aten::__or__", false);
+  C["aten::__ior__"] = boolOnly("aten::__ior__", false);
+  C["aten::__iand__"] = boolOnly("aten::__iand__", true);
   C["aten::bitwise_or"] = boolOnly("aten::bitwise_or", false);
 
   C["aten::where"] = [this, asMask](jit::Node *n) {
@@ -835,6 +837,15 @@ void Importer::registerConverters() {
     std::vector<int64_t> sizes;
     if (in(n, 1).kind == Imp::List) {
       sizes = intList(in(n, 1));
+      // The sizes are the traced example's; a tensor of another size here
+      // (one that a boolean mask selected) must not lose or invent rows.
+      int64_t total = 0;
+      for (int64_t part : sizes)
+        total += part;
+      if (total != size)
+        fail("split sizes " + shapeString(sizes) + " sum to " +
+             std::to_string(total) + ", not to the size " +
+             std::to_string(size) + " of dimension " + std::to_string(dim));
     } else {
       int64_t each = in(n, 1).asInt();
       for (int64_t start = 0; start < size; start += each)
@@ -1150,7 +1161,7 @@ void Importer::registerConverters() {
     if (indices.kind != Imp::List)
       fail("aten::index expects a list of indices");
     auto s = shapeOf(x);
-    int64_t first = -1, count = 0;
+    int64_t first = -1, count = 0, maskAt = -1;
     for (size_t d = 0; d < indices.list.size(); ++d) {
       const Imp &e = indices.list[d];
       if (e.kind == Imp::None)
@@ -1158,8 +1169,7 @@ void Importer::registerConverters() {
       if (e.kind != Imp::Tensor)
         fail("aten::index expects tensor or None indices");
       if (elemOf(e.tensor).isInteger(1))
-        fail("boolean-mask indexing produces a data-dependent shape and is "
-             "not supported");
+        maskAt = int64_t(d);
       if (first >= 0 && int64_t(d) != first + count)
         fail("indexing non-adjacent dimensions with tensors is not "
              "supported (their result dimensions go first in PyTorch)");
@@ -1169,18 +1179,99 @@ void Importer::registerConverters() {
     }
     if (first < 0)
       fail("aten::index without an index tensor");
+    std::vector<int64_t> common;
+    MValue linear;
+    if (maskAt >= 0) {
+      if (count != 1)
+        fail("indexing with a boolean mask and other index tensors together "
+             "is not supported");
+      // x[mask] keeps the rows at the mask's true entries, a count known
+      // only from the values. The trace fixed it (every shape after this
+      // holds it): the program gathers that many rows at the true entries'
+      // linear positions and fails on a batch whose mask selects another
+      // number.
+      MValue mask = indices.list[maskAt].tensor;
+      auto ms = shapeOf(mask);
+      if (first + int64_t(ms.size()) > int64_t(s.size()) ||
+          !std::equal(ms.begin(), ms.end(), s.begin() + first))
+        fail("the boolean mask's shape " + shapeString(ms) +
+             " does not match the indexed dimensions of a tensor of shape " +
+             shapeString(s));
+      count = int64_t(ms.size());
+      int64_t rows = numElements(ms);
+      const Imp &maskImp = indices.list[maskAt];
+      if (maskImp.value.defined()) {
+        // A mask known at import time: its true entries are constants.
+        at::Tensor where =
+            maskImp.value.reshape({-1}).nonzero().reshape({-1}).to(
+                c10::ScalarType::Long);
+        if (where.size(0) == 0)
+          fail("the boolean mask selects no entries in the traced example; "
+               "empty tensors are not supported");
+        common = {where.size(0)};
+        linear = constantFromTensor(where);
+      } else {
+        // A list holding a tensor computed at run time is built on the
+        // graph (a constant list holds constants only).
+        jit::Node *list = n->input(1)->node();
+        if (list->kind() != c10::prim::ListConstruct)
+          fail("aten::index expects its indices from a list construction");
+        at::Tensor example = exampleValue(
+            n, list->input(maskAt),
+            "indexing with a boolean mask computed at run time takes the "
+            "number of entries it selects from the traced example");
+        int64_t selected = example.count_nonzero().item<int64_t>();
+        if (selected == 0)
+          fail("the boolean mask selects no entries in the traced example; "
+               "empty tensors are not supported");
+        common = {selected};
+        // With cs the mask's running count, the k-th true entry sits at
+        // #{j : cs[j] <= k}. One more row, k = selected, is all entries
+        // when no more are true, so 2 * rows - 1 - it lies in [0, rows)
+        // only then; a missing entry reads as rows: one range check covers
+        // both ways the batch's count can differ from the example's.
+        MValue cs = CumsumOp::create(
+            b, loc, reshape(convert(mask, i64()), {rows}),
+            b.getI64IntegerAttr(0));
+        std::vector<int64_t> grid{selected + 1, rows};
+        MValue ks = IotaOp::create(b, loc, tensorType(grid, i64()),
+                                   b.getI64IntegerAttr(0));
+        MValue pos = reduce(
+            ReductionKind::Sum,
+            convert(compare(CompareDirection::LE,
+                            Imp::ofTensor(broadcastTo(reshape(cs, {1, rows}),
+                                                      grid)),
+                            Imp::ofTensor(ks)),
+                    i64()),
+            {1}, false);
+        MValue end = slice(pos, 0, selected, selected + 1, 1);
+        end = SubOp::create(b, loc, splat({1}, i64(), double(2 * rows - 1)),
+                            end);
+        MValue checked = ConcatOp::create(
+            b, loc, tensorType({selected + 1}, i64()),
+            mlir::ValueRange{slice(pos, 0, 0, selected, 1), end},
+            b.getI64IntegerAttr(0));
+        std::string what =
+            "index (a boolean mask selects " + std::to_string(selected) +
+            " entries in the traced example, a count the program's shapes "
+            "hold; this batch's mask selects another number)";
+        checked = CheckIndicesOp::create(b, loc, checked.getType(), checked,
+                                         b.getI64IntegerAttr(rows),
+                                         b.getStringAttr(what),
+                                         mlir::IntegerAttr());
+        linear = slice(checked, 0, 0, selected, 1);
+      }
+    }
     if (first + count > int64_t(s.size()))
       fail("too many indices for a tensor of rank " +
            std::to_string(s.size()));
-    std::vector<int64_t> common;
-    for (int64_t j = 0; j < count; ++j)
+    for (int64_t j = 0; j < count && maskAt < 0; ++j)
       common = j == 0 ? std::vector<int64_t>(
                             shapeOf(indices.list[first].tensor).begin(),
                             shapeOf(indices.list[first].tensor).end())
                       : broadcastShapes(common,
                                         shapeOf(indices.list[first + j].tensor));
-    MValue linear;
-    for (int64_t j = 0; j < count; ++j) {
+    for (int64_t j = 0; j < count && maskAt < 0; ++j) {
       MValue idx = broadcastTo(convert(indices.list[first + j].tensor, i64()),
                                common);
       if (j == 0) {
@@ -1395,15 +1486,27 @@ void Importer::registerConverters() {
     auto qs = shapeOf(q), ks = shapeOf(k);
     if (qs.size() != 4 || ks.size() != 4)
       fail("scaled_dot_product_attention expects [B, H, T, D] tensors");
+    double scale = scaleArg && scaleArg->isNumber()
+                       ? scaleArg->asDouble()
+                       : 1.0 / std::sqrt(double(qs[3]));
+    if (in(n, 3).kind == Imp::Tensor && !in(n, 3).value.defined()) {
+      // A mask computed at run time (from token types, padding, windows):
+      // the attention as PyTorch's math backend spells it out. Under CP
+      // the products, the mask and the softmax are partitioned by their
+      // sharding rules, as a model's eager attention is.
+      if (causal)
+        fail("scaled_dot_product_attention with an attn_mask and is_causal "
+             "together (PyTorch refuses them too)");
+      setTensor(n, explicitAttention(q, k, v, in(n, 3).tensor, scale));
+      return;
+    }
     if (in(n, 3).kind != Imp::None) {
       // A mask known at import time (e.g. built from arange) is accepted
       // when it is the causal mask or all true: both are expressible as
       // position comparisons, which stay valid after the CP permutation.
       const Imp &mask = in(n, 3);
-      if (mask.kind != Imp::Tensor || !mask.value.defined())
-        fail("scaled_dot_product_attention with an attn_mask computed at run "
-             "time is not supported; use is_causal or a mask built from "
-             "positions");
+      if (mask.kind != Imp::Tensor)
+        fail("scaled_dot_product_attention expects attn_mask to be a tensor");
       // A boolean mask keeps the true positions; a floating one is added to
       // the scores, so only 0 (keep) and -inf (drop) are a mask.
       at::Tensor m;
@@ -1431,9 +1534,6 @@ void Importer::registerConverters() {
              "causal nor all-true is not supported");
       }
     }
-    double scale = scaleArg && scaleArg->isNumber()
-                       ? scaleArg->asDouble()
-                       : 1.0 / std::sqrt(double(qs[3]));
     MValue qPos, kPos;
     if (causal) {
       // Global view: token i sits at position i. The causal mask is a

@@ -146,6 +146,12 @@ private:
   /// outputs and returns true, or returns false to convert it normally.
   bool tryFold(jit::Node *node);
   MValue constantFromTensor(const at::Tensor &t);
+  /// The value `v` has when `user` reads it as the program runs on the
+  /// example inputs, for what the trace fixed by that run (how many entries
+  /// a boolean mask selects); `why` starts the error message when it
+  /// cannot be had.
+  at::Tensor exampleValue(jit::Node *user, jit::Value *v,
+                          const std::string &why);
   void registerConverters();
   Imp &in(jit::Node *n, size_t i);
   Imp *namedInput(jit::Node *n, const char *name);
@@ -192,6 +198,10 @@ private:
   MValue reduce(ReductionKind kind, MValue v, std::vector<int64_t> dims,
                 bool keep);
   MValue matmul(MValue a, MValue b);
+  /// scaled_dot_product_attention with a mask computed at run time, as
+  /// explicit ops.
+  MValue explicitAttention(MValue q, MValue k, MValue v, MValue mask,
+                           double scale);
 
   int64_t normDim(int64_t dim, int64_t rank) {
     int64_t d = dim < 0 ? dim + rank : dim;

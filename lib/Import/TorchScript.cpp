@@ -28,6 +28,7 @@
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/passes/lower_tuples.h>
+#include <torch/csrc/jit/runtime/interpreter.h>
 #include <torch/script.h>
 
 #include <cmath>
@@ -312,6 +313,57 @@ MValue Importer::reduce(ReductionKind kind, MValue v, std::vector<int64_t> dims,
   }
   return ReduceOp::create(b, loc, tensorType(out, elemOf(v)), kind, v, dims,
                           keep);
+}
+
+/// softmax(q k^T * scale + mask) v as PyTorch's math backend computes
+/// scaled_dot_product_attention with a mask tensor: a boolean mask keeps its
+/// true entries, a floating one is added to the scores; key and value heads
+/// are repeated for grouped-query attention; a query with no visible key
+/// gets zeros (PyTorch's safe softmax), and no NaN reaches the softmax or
+/// its gradient.
+MValue Importer::explicitAttention(MValue q, MValue k, MValue v, MValue mask,
+                                   double scale) {
+  auto qs = shapeOf(q), ks = shapeOf(k);
+  int64_t heads = qs[1], kvHeads = ks[1];
+  if (kvHeads == 0 || heads % kvHeads != 0)
+    fail("scaled_dot_product_attention: query heads (" +
+         std::to_string(heads) + ") must be a multiple of key/value heads (" +
+         std::to_string(kvHeads) + ")");
+  auto repeatHeads = [&](MValue x) {
+    std::vector<int64_t> xs(shapeOf(x).begin(), shapeOf(x).end());
+    int64_t g = heads / kvHeads;
+    if (g == 1)
+      return x;
+    MValue r = reshape(x, {xs[0], xs[1], 1, xs[2], xs[3]});
+    r = broadcastTo(r, {xs[0], xs[1], g, xs[2], xs[3]});
+    return reshape(r, {xs[0], xs[1] * g, xs[2], xs[3]});
+  };
+  k = repeatHeads(k);
+  v = repeatHeads(v);
+  std::vector<int64_t> scoreShape{qs[0], heads, qs[2], ks[2]};
+  MValue scores = matmul(q, transpose(k, {0, 1, 3, 2}));
+  scores = binary<MulOp>(Imp::ofTensor(scores), Imp::ofFloat(scale));
+  const double ninf = -std::numeric_limits<double>::infinity();
+  Type maskElem = elemOf(mask);
+  if (maskElem.isInteger(1))
+    scores = select(mask, Imp::ofTensor(scores), Imp::ofFloat(ninf));
+  else if (mlir::isa<mlir::FloatType>(maskElem))
+    scores = binary<AddOp>(Imp::ofTensor(scores),
+                           Imp::ofTensor(convert(mask, elemOf(scores))));
+  else
+    fail("scaled_dot_product_attention expects a boolean or floating-point "
+         "attn_mask");
+  if (shapeOf(scores) != llvm::ArrayRef<int64_t>(scoreShape))
+    fail("scaled_dot_product_attention: attn_mask of shape " +
+         shapeString(shapeOf(mask)) + " does not broadcast to the scores " +
+         shapeString(scoreShape));
+  MValue rowMax = reduce(ReductionKind::Max, scores, {3}, true);
+  MValue live = compare(CompareDirection::GT, Imp::ofTensor(rowMax),
+                        Imp::ofFloat(ninf));
+  MValue safe = select(live, Imp::ofTensor(scores), Imp::ofFloat(0.0));
+  MValue p = SoftmaxOp::create(b, loc, safe, b.getI64IntegerAttr(3));
+  p = select(live, Imp::ofTensor(p), Imp::ofFloat(0.0));
+  return matmul(p, v);
 }
 
 /// torch.matmul semantics for ranks >= 1.
@@ -878,6 +930,60 @@ mlir::OwningOpRef<mlir::ModuleOp> Importer::run() {
   if (mlir::failed(mlir::verify(moduleOp)))
     return nullptr;
   return owned;
+}
+
+at::Tensor Importer::exampleValue(jit::Node *user, jit::Value *v,
+                                  const std::string &why) {
+  if (!batch)
+    fail(why + ", which needs the example inputs (--example-inputs)");
+  // The graph's nodes before `user`, v the output. All of them run: an
+  // in-place write through a view of v (`mask[0] |= ...`), after v's node,
+  // has no output that v depends on. The importer converts straight-line
+  // graphs only, so `user` is one of the graph's own nodes.
+  auto g = std::make_shared<jit::Graph>();
+  std::unordered_map<jit::Value *, jit::Value *> map;
+  for (jit::Value *input : graph->inputs())
+    map[input] = g->addInput()->copyMetadata(input);
+  for (jit::Node *node : graph->nodes()) {
+    if (node == user)
+      break;
+    jit::Node *clone =
+        g->createClone(node, [&](jit::Value *x) { return map.at(x); });
+    g->insertNode(clone);
+    for (size_t i = 0; i < node->outputs().size(); ++i)
+      map[node->output(i)] = clone->output(i);
+  }
+  g->registerOutput(map.at(v));
+
+  jit::Stack stack{module._ivalue()};
+  const c10::FunctionSchema &schema = module.get_method("forward").function().getSchema();
+  for (size_t i = 1; i < schema.arguments().size(); ++i) {
+    const c10::Argument &arg = schema.arguments()[i];
+    const glimmer_rt::TensorInfo *t = batch->find(arg.name());
+    if (!t) {
+      stack.push_back(arg.default_value() ? *arg.default_value()
+                                          : c10::IValue());
+      continue;
+    }
+    c10::ScalarType st;
+    switch (t->dtype) {
+    case glimmer_rt::DType::F32: st = c10::ScalarType::Float; break;
+    case glimmer_rt::DType::F64: st = c10::ScalarType::Double; break;
+    case glimmer_rt::DType::BF16: st = c10::ScalarType::BFloat16; break;
+    case glimmer_rt::DType::F16: st = c10::ScalarType::Half; break;
+    case glimmer_rt::DType::I64: st = c10::ScalarType::Long; break;
+    case glimmer_rt::DType::I32: st = c10::ScalarType::Int; break;
+    case glimmer_rt::DType::Bool: st = c10::ScalarType::Bool; break;
+    default:
+      fail("example input '" + arg.name() + "' has an unsupported dtype");
+    }
+    stack.push_back(at::from_blob(const_cast<uint8_t *>(batch->data(*t)),
+                                  t->shape, at::TensorOptions().dtype(st))
+                        .clone());
+  }
+  jit::Code code(g, "example");
+  jit::InterpreterState(code).run(stack);
+  return stack.back().toTensor();
 }
 
 MValue Importer::constantFromTensor(const at::Tensor &tensor) {

@@ -185,6 +185,18 @@ fn("bitwise_and_int", ["aten::bitwise_and"],
 fn("or", ["aten::logical_or", "aten::__or__", "aten::bitwise_or"],
    lambda i, a, b: (torch.logical_or(i, a), a | b, torch.bitwise_or(a, a)),
    i=i64(2, 3), a=mask(2, 3), b=mask(3))
+
+
+def _or_and_inplace(a, b):
+    c = a.clone()
+    c[0] |= b[0]  # through a select: the write reaches c
+    d = a.clone()
+    d &= b
+    return c, d
+
+
+fn("or_and_inplace", ["aten::__ior__", "aten::__iand__"], _or_and_inplace,
+   a=mask(2, 3), b=mask(2, 3))
 fn("resolve_conj_neg", ["aten::resolve_conj", "aten::resolve_neg"],
    lambda x: (x.resolve_conj() * 2, x.resolve_neg() + 1), x=f32(2, 3))
 fn("where", ["aten::where"],
@@ -380,6 +392,18 @@ fn("gather_multi_index", ["aten::index"],
 fn("gather_integer_rows", ["aten::index"],
    lambda ids, b, q: ids[b, q],
    ids=i64(2, 6, hi=3), b=i64(2, 1, hi=2), q=i64(6, hi=6))
+fn("gather_bool_mask", ["aten::index"],
+   lambda x, m, y, m2: (x[m], y[:, m2]),
+   x=f32(4, 3), m=lambda: torch.tensor([True, False, True, True]),
+   y=f32(2, 2, 3, 2), m2=lambda: torch.tensor([[True, False, True], [False, False, True]]))
+fn("gather_bool_mask_const", ["aten::index"],
+   lambda x: x[torch.arange(4) % 2 == 0], x=f32(4, 3))
+fn("gather_bool_mask_empty", ["aten::index"],
+   lambda x, m: x[m],  # the unsupported op
+   x=f32(4, 3), m=lambda: torch.zeros(4, dtype=torch.bool))
+fn("gather_bool_mask_and_index", ["aten::index"],
+   lambda x, m, j: x[m, j],  # the unsupported op
+   x=f32(4, 3), m=lambda: torch.tensor([True, False, True, True]), j=i64(3, hi=3))
 fn("gather_non_adjacent", ["aten::index"],
    lambda x, b, r: x[b, :, r],  # the unsupported op
    x=f32(2, 3, 4), b=i64(5, hi=2), r=i64(5, hi=4))
