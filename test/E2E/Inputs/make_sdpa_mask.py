@@ -1,7 +1,7 @@
 """Writes a tiny language model whose attention goes through
 F.scaled_dot_product_attention with masks computed at run time, as Hugging
 Face models build them from token types and padding, and a batch for it;
-and two scripted modules whose masks the importer refuses.
+and three scripted modules whose masks the importer refuses.
 
 Layer 1: a prefix-LM boolean mask (causal, and bidirectional within the
 tokens `token_type_ids` marks 0), grouped-query attention (4 query heads,
@@ -74,6 +74,12 @@ class IntegerMask(torch.nn.Module):
         return F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
 
 
+class WideMask(torch.nn.Module):
+    def forward(self, q, mask):
+        # One query against a mask for four.
+        return F.scaled_dot_product_attention(q[:, :, :1], q, q, attn_mask=mask > 0)
+
+
 out = sys.argv[1]
 gen = torch.Generator().manual_seed(1)
 ids = torch.randint(0, V, (2, T), generator=gen)
@@ -92,3 +98,4 @@ small = {"q": torch.randn(1, 2, 4, 8, generator=gen), "mask": torch.randint(0, 2
 save_file(small, f"{out}/small.batch.safetensors")
 torch.jit.script(CausalAndMask()).save(f"{out}/causal_and_mask.pt")
 torch.jit.script(IntegerMask()).save(f"{out}/integer_mask.pt")
+torch.jit.script(WideMask()).save(f"{out}/wide_mask.pt")
