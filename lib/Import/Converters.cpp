@@ -11,6 +11,7 @@
 
 #include <torch/csrc/jit/ir/constants.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -1440,6 +1441,71 @@ void Importer::registerConverters() {
     }
     setTensor(n, conv2d(x, w, bias, stride, padding, intList(in(n, 5)),
                         in(n, 6).asInt()));
+  };
+  // Bilinear resizing (F.interpolate(mode="bilinear"), as LLaVA-OneVision
+  // shrinks a large image's features): linear along each spatial axis, so
+  // a product with a constant [in, out] matrix per axis, W first, then H,
+  // as PyTorch interpolates. Autodiff, the sharding rules and both
+  // backends come with the matmuls.
+  C["aten::upsample_bilinear2d"] = [this](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    std::vector<int64_t> xs(shapeOf(x).begin(), shapeOf(x).end());
+    if (xs.size() != 4)
+      fail("upsample_bilinear2d expects an [N, C, H, W] input, got " +
+           shapeString(xs));
+    bool alignCorners = in(n, 2).asInt() != 0;
+    std::vector<int64_t> out;
+    std::vector<double> scales;
+    if (in(n, 1).kind == Imp::List) {
+      out = intList(in(n, 1));
+    } else {
+      for (const Imp &f : in(n, 3).list)
+        scales.push_back(f.asDouble());
+      if (scales.size() != 2)
+        fail("upsample_bilinear2d expects an output size or two scale "
+             "factors");
+      for (int d = 0; d < 2; ++d)
+        out.push_back(int64_t(std::floor(double(xs[2 + d]) * scales[d])));
+    }
+    if (out.size() != 2 || out[0] <= 0 || out[1] <= 0)
+      fail("upsample_bilinear2d expects a positive [H, W] output size, got " +
+           shapeString(out));
+    bool wide = elemOf(x).isF64();
+    // PyTorch's weights, in the input's precision: the source coordinate of
+    // output i, its two neighbours and their shares.
+    auto weights = [&](int64_t in, int64_t outSize, double scale,
+                       auto real) -> at::Tensor {
+      using R = decltype(real);
+      at::Tensor w = at::zeros({in, outSize}, wide ? at::kDouble : at::kFloat);
+      R ratio = alignCorners ? (outSize > 1 ? R(in - 1) / R(outSize - 1) : R(0))
+                : scale > 0  ? R(1.0 / scale)
+                             : R(in) / R(outSize);
+      auto acc = w.accessor<R, 2>();
+      for (int64_t i = 0; i < outSize; ++i) {
+        if (in == outSize) {
+          acc[i][i] = R(1);
+          continue;
+        }
+        R src = alignCorners ? ratio * R(i) : ratio * (R(i) + R(0.5)) - R(0.5);
+        if (src < R(0))
+          src = R(0);
+        int64_t i0 = int64_t(src), i1 = i0 < in - 1 ? i0 + 1 : i0;
+        R l1 = std::min(std::max(src - R(i0), R(0)), R(1));
+        acc[i0][i] += R(1) - l1;
+        acc[i1][i] += l1;
+      }
+      return w;
+    };
+    auto axis = [&](int d) {
+      double scale = scales.empty() ? 0.0 : scales[d];
+      return wide ? weights(xs[2 + d], out[d], scale, double())
+                  : weights(xs[2 + d], out[d], scale, float());
+    };
+    MValue ww = convert(constantFromTensor(axis(1)), elemOf(x));
+    MValue wh = convert(constantFromTensor(axis(0)), elemOf(x));
+    MValue y = matmul(x, ww);                            // [N, C, H, W']
+    y = matmul(transpose(y, {0, 1, 3, 2}), wh);          // [N, C, W', H']
+    setTensor(n, transpose(y, {0, 1, 3, 2}));
   };
   // Average pooling over non-overlapping windows (stride = kernel, no
   // padding), as projectors pool image tokens: a reshape of each pooled
