@@ -34,7 +34,9 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 using namespace glimmer;
 using namespace glimmer::detail;
@@ -454,6 +456,32 @@ MValue Importer::tensorIn(jit::Node *n, size_t i) {
   return v.tensor;
 }
 
+/// The element types LibTorch tensors and the runtime's safetensors files
+/// share, both ways: weights are exported, example inputs read back.
+static constexpr std::pair<c10::ScalarType, glimmer_rt::DType> kDtypes[] = {
+    {c10::ScalarType::Float, glimmer_rt::DType::F32},
+    {c10::ScalarType::Double, glimmer_rt::DType::F64},
+    {c10::ScalarType::BFloat16, glimmer_rt::DType::BF16},
+    {c10::ScalarType::Half, glimmer_rt::DType::F16},
+    {c10::ScalarType::Long, glimmer_rt::DType::I64},
+    {c10::ScalarType::Int, glimmer_rt::DType::I32},
+    {c10::ScalarType::Bool, glimmer_rt::DType::Bool},
+};
+
+static std::optional<glimmer_rt::DType> runtimeDtype(c10::ScalarType t) {
+  for (auto [torch, rt] : kDtypes)
+    if (torch == t)
+      return rt;
+  return std::nullopt;
+}
+
+static std::optional<c10::ScalarType> torchDtype(glimmer_rt::DType t) {
+  for (auto [torch, rt] : kDtypes)
+    if (rt == t)
+      return torch;
+  return std::nullopt;
+}
+
 static Location sourceLoc(MLIRContext &ctx, const jit::SourceRange &range) {
   // Ranges in a loaded archive point into its serialized code; the archive's
   // debug info maps them back to the user's Python source.
@@ -742,21 +770,12 @@ LogicalResult Importer::writeWeights() {
   for (auto &[name, tensor, isParam] : stateDict) {
     at::Tensor t = tensor.detach().contiguous().cpu();
     keep.push_back(t);
-    glimmer_rt::DType dtype;
-    switch (t.scalar_type()) {
-    case c10::ScalarType::Float: dtype = glimmer_rt::DType::F32; break;
-    case c10::ScalarType::Double: dtype = glimmer_rt::DType::F64; break;
-    case c10::ScalarType::BFloat16: dtype = glimmer_rt::DType::BF16; break;
-    case c10::ScalarType::Half: dtype = glimmer_rt::DType::F16; break;
-    case c10::ScalarType::Long: dtype = glimmer_rt::DType::I64; break;
-    case c10::ScalarType::Int: dtype = glimmer_rt::DType::I32; break;
-    case c10::ScalarType::Bool: dtype = glimmer_rt::DType::Bool; break;
-    default:
+    std::optional<glimmer_rt::DType> dtype = runtimeDtype(t.scalar_type());
+    if (!dtype)
       return mlir::emitError(mlir::UnknownLoc::get(&ctx))
              << "cannot export '" << name << "' of dtype "
              << c10::toString(t.scalar_type());
-    }
-    views.push_back({name, dtype,
+    views.push_back({name, *dtype,
                      std::vector<int64_t>(t.sizes().begin(), t.sizes().end()),
                      t.data_ptr()});
   }
@@ -965,20 +984,11 @@ at::Tensor Importer::exampleValue(jit::Node *user, jit::Value *v,
                                           : c10::IValue());
       continue;
     }
-    c10::ScalarType st;
-    switch (t->dtype) {
-    case glimmer_rt::DType::F32: st = c10::ScalarType::Float; break;
-    case glimmer_rt::DType::F64: st = c10::ScalarType::Double; break;
-    case glimmer_rt::DType::BF16: st = c10::ScalarType::BFloat16; break;
-    case glimmer_rt::DType::F16: st = c10::ScalarType::Half; break;
-    case glimmer_rt::DType::I64: st = c10::ScalarType::Long; break;
-    case glimmer_rt::DType::I32: st = c10::ScalarType::Int; break;
-    case glimmer_rt::DType::Bool: st = c10::ScalarType::Bool; break;
-    default:
+    std::optional<c10::ScalarType> st = torchDtype(t->dtype);
+    if (!st)
       fail("example input '" + arg.name() + "' has an unsupported dtype");
-    }
     stack.push_back(at::from_blob(const_cast<uint8_t *>(batch->data(*t)),
-                                  t->shape, at::TensorOptions().dtype(st))
+                                  t->shape, at::TensorOptions().dtype(*st))
                         .clone());
   }
   jit::Code code(g, "example");

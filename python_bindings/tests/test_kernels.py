@@ -24,6 +24,7 @@ import torch.nn.functional as F  # noqa: E402
 
 from glimmer import _runtime as rt  # noqa: E402
 from finite_checks import assert_allclose_finite, assert_finite  # noqa: E402,F401
+from attention_cases import attn_mask, attn_ref, head_tail  # noqa: E402
 
 
 class _OnDevice:
@@ -727,33 +728,6 @@ def test_rope_errors():
 # Attention
 
 
-def attn_mask(B, Tq, Tk, qpos=None, kpos=None, qdoc=None, kdoc=None, causal=False):
-    mask = torch.ones(B, Tq, Tk, dtype=torch.bool)
-    if causal and qpos is None:  # causal without positions: the indices
-        qpos = np.tile(np.arange(Tq, dtype=np.int64), (B, 1))
-        kpos = np.tile(np.arange(Tk, dtype=np.int64), (B, 1))
-    if causal:
-        mask &= tt(kpos)[:, None, :] <= tt(qpos)[:, :, None]
-    if qdoc is not None:
-        mask &= tt(kdoc)[:, None, :] == tt(qdoc)[:, :, None]
-    return mask[:, None]  # [B, 1, Tq, Tk]
-
-
-def attn_ref(q, k, v, mask, scale):
-    """Masked softmax attention that gives fully masked rows zero output and
-    lse = -inf (and finite gradients)."""
-    g = q.shape[1] // k.shape[1]
-    kk, vv = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
-    s = (q @ kk.transpose(-1, -2)) * scale
-    s = s.masked_fill(~mask, float("-inf"))
-    m = s.amax(-1, keepdim=True).detach()
-    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
-    e = torch.exp(s - m)
-    den = e.sum(-1, keepdim=True)
-    p = e / torch.where(den > 0, den, torch.ones_like(den))
-    return p @ vv, (m + torch.log(den)).squeeze(-1)
-
-
 ATTN_CASES = {
     # name: (B, Hq, Hkv, Tq, Tk, kind)
     "plain": (2, 4, 4, 6, 6, "none"),
@@ -1189,19 +1163,13 @@ def test_vision_errors():
 # Context parallelism
 
 
-def head_tail_ref(x, dim, cp):
-    chunks = np.split(x, 2 * cp, axis=dim)
-    order = [c for r in range(cp) for c in (r, 2 * cp - 1 - r)]
-    return np.concatenate([chunks[i] for i in order], axis=dim)
-
-
 @pytest.mark.parametrize("cp", [1, 2, 3, 4])
 @pytest.mark.parametrize("dtype", [np.int64, np.float32, np.float64, np.bool_])
 def test_cp_permute(cp, dtype):
     T = 2 * cp * 3
     x = (rng(120).standard_normal((2, T, 3)) * 10).astype(dtype)
     y = rt.cp_permute(x, 1, cp)
-    equal(y, head_tail_ref(x, 1, cp))
+    equal(y, head_tail(x, 1, cp))
     equal(rt.cp_permute(y, 1, cp, rt.Balancer.HeadTail, True), x)
     # Rank r's contiguous share holds chunks r and 2cp-1-r of the original.
     pos = np.arange(T)
@@ -1212,7 +1180,7 @@ def test_cp_permute(cp, dtype):
     equal(rt.cp_permute(x, 1, cp, rt.Balancer.Contiguous), x)
     equal(rt.cp_permute(x, 1, cp, rt.Balancer.Contiguous, True), x)
     z = np.ascontiguousarray(np.moveaxis(x, 1, 2))  # along the last dim
-    equal(rt.cp_permute(z, 2, cp), head_tail_ref(z, 2, cp))
+    equal(rt.cp_permute(z, 2, cp), head_tail(z, 2, cp))
 
 
 def test_cp_permute_errors():
