@@ -1,7 +1,7 @@
 """Writes a tiny language model whose attention goes through
 F.scaled_dot_product_attention with masks computed at run time, as Hugging
 Face models build them from token types and padding, and a batch for it;
-and three scripted modules whose masks the importer refuses.
+and scripted modules whose attention the importer refuses.
 
 Layer 1: a prefix-LM boolean mask (causal, and bidirectional within the
 tokens `token_type_ids` marks 0), grouped-query attention (4 query heads,
@@ -74,6 +74,13 @@ class IntegerMask(torch.nn.Module):
         return F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
 
 
+class UnevenHeads(torch.nn.Module):
+    def forward(self, q, mask):
+        # 2 query heads against 3 key/value heads.
+        kv = torch.cat([q, q[:, :1]], 1)
+        return F.scaled_dot_product_attention(q, kv, kv, attn_mask=mask > 0)
+
+
 class WideMask(torch.nn.Module):
     def forward(self, q, mask):
         # One query against a mask for four.
@@ -99,3 +106,4 @@ save_file(small, f"{out}/small.batch.safetensors")
 torch.jit.script(CausalAndMask()).save(f"{out}/causal_and_mask.pt")
 torch.jit.script(IntegerMask()).save(f"{out}/integer_mask.pt")
 torch.jit.script(WideMask()).save(f"{out}/wide_mask.pt")
+torch.jit.script(UnevenHeads()).save(f"{out}/uneven_heads.pt")
