@@ -29,28 +29,38 @@ if [ -f "$site/include/cudnn_frontend.h" ]; then
   cp -r "$site/include/." "$third_party/"
 fi
 translate=${GLIMMER_TRANSLATE:-$root/build/bin/glimmer-translate}
+# program MODEL DTYPE [LAYOUT]: <model>.<dtype>[.<layout>].cpp
+program() {
+  local model=$1 dtype=$2 layout=${3:-}
+  local name=$model.$dtype${layout:+.${layout//[=,]/}}
+  "$train" --quiet --steps=0 --max-norm=1.0 --dtype="$dtype" \
+    "$root/examples/fixtures/$model.pt" \
+    --data="$root/examples/fixtures/$model.batch.safetensors" \
+    ${layout:+--spmd=$layout} --emit-cpp="$out/$name.cpp"
+  echo "wrote $out/$name.cpp"
+}
+# The weights as the programs bind them (the state_dict plus buffers that
+# TorchScript does not mark as non-persistent).
+weights() {
+  "$translate" --import-torchscript "$root/examples/fixtures/$1.pt" \
+    --example-inputs="$root/examples/fixtures/$1.batch.safetensors" \
+    --weights-out="$out/$1.weights.safetensors" -o /dev/null
+}
 for model in reference_vlm hf_llava; do
-  # The weights as the programs bind them (the state_dict plus buffers that
-  # TorchScript does not mark as non-persistent).
-  "$translate" --import-torchscript "$root/examples/fixtures/$model.pt" \
-    --example-inputs="$root/examples/fixtures/$model.batch.safetensors" \
-    --weights-out="$out/$model.weights.safetensors" -o /dev/null
+  weights "$model"
   for layout in "" cp=2 dp_shard=2 ${GLIMMER_EXTRA_LAYOUTS:-}; do
-    name=$model.f32${layout:+.${layout//[=,]/}}
-    "$train" --quiet --steps=0 --max-norm=1.0 --dtype=f32 \
-      "$root/examples/fixtures/$model.pt" \
-      --data="$root/examples/fixtures/$model.batch.safetensors" \
-      ${layout:+--spmd=$layout} --emit-cpp="$out/$name.cpp"
-    echo "wrote $out/$name.cpp"
+    program "$model" f32 "$layout"
   done
   for layout in "" cp=2 dp_shard=2 ${GLIMMER_EXTRA_BF16_LAYOUTS:-}; do
-    name=$model.bf16${layout:+.${layout//[=,]/}}
-    "$train" --quiet --steps=0 --max-norm=1.0 --dtype=bf16 \
-      "$root/examples/fixtures/$model.pt" \
-      --data="$root/examples/fixtures/$model.batch.safetensors" \
-      ${layout:+--spmd=$layout} --emit-cpp="$out/$name.cpp"
-    echo "wrote $out/$name.cpp"
+    program "$model" bf16 "$layout"
   done
+done
+# Masks beyond causal on one GPU: PaliGemma's prefix-LM (blocks), Gemma 3's
+# image blocks and sliding window.
+for model in hf_paligemma hf_gemma3; do
+  weights "$model"
+  program "$model" f32
+  program "$model" bf16
 done
 # A layout with more ranks than the 2-GPU machine has (run-errors.test).
 "$train" --quiet --steps=0 --dtype=f32 "$root/examples/fixtures/reference_vlm.pt" \

@@ -371,29 +371,35 @@ it, t.numpy() copies it.)doc")
       "attention",
       [](const Tensor &q, const Tensor &k, const Tensor &v,
          std::optional<Tensor> qPos, std::optional<Tensor> kPos,
-         std::optional<Tensor> qDoc, std::optional<Tensor> kDoc, bool causal,
-         double scale) {
+         std::optional<Tensor> qDoc, std::optional<Tensor> kDoc,
+         std::optional<Tensor> qBlk, std::optional<Tensor> kBlk, bool causal,
+         int64_t window, double scale) {
         return attention(q, k, v, opt(qPos), opt(kPos), opt(qDoc), opt(kDoc),
-                         causal, scale);
+                         opt(qBlk), opt(kBlk), causal, window, scale);
       },
       nogil, py::arg("q"), py::arg("k"), py::arg("v"),
       py::arg("q_positions") = py::none(), py::arg("k_positions") = py::none(),
       py::arg("q_documents") = py::none(), py::arg("k_documents") = py::none(),
-      py::arg("causal") = false, py::arg("scale") = 1.0);
+      py::arg("q_blocks") = py::none(), py::arg("k_blocks") = py::none(),
+      py::arg("causal") = false, py::arg("window") = 0, py::arg("scale") = 1.0);
   m.def(
       "attention_grad",
       [](const Tensor &grad, const Tensor &q, const Tensor &k, const Tensor &v,
          const Tensor &out, const Tensor &lse, std::optional<Tensor> qPos,
          std::optional<Tensor> kPos, std::optional<Tensor> qDoc,
-         std::optional<Tensor> kDoc, bool causal, double scale) {
+         std::optional<Tensor> kDoc, std::optional<Tensor> qBlk,
+         std::optional<Tensor> kBlk, bool causal, int64_t window,
+         double scale) {
         return attentionGrad(grad, q, k, v, out, lse, opt(qPos), opt(kPos),
-                             opt(qDoc), opt(kDoc), causal, scale);
+                             opt(qDoc), opt(kDoc), opt(qBlk), opt(kBlk), causal,
+                             window, scale);
       },
       nogil, py::arg("grad"), py::arg("q"), py::arg("k"), py::arg("v"),
       py::arg("out"), py::arg("lse"), py::arg("q_positions") = py::none(),
       py::arg("k_positions") = py::none(), py::arg("q_documents") = py::none(),
-      py::arg("k_documents") = py::none(), py::arg("causal") = false,
-      py::arg("scale") = 1.0);
+      py::arg("k_documents") = py::none(), py::arg("q_blocks") = py::none(),
+      py::arg("k_blocks") = py::none(), py::arg("causal") = false,
+      py::arg("window") = 0, py::arg("scale") = 1.0);
   m.def("cross_entropy", &glimmer_rt::crossEntropy, nogil, py::arg("logits"),
         py::arg("labels"), py::arg("ignore_index") = -100,
         py::arg("sum_dtype") = DType::F32);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionMasks.h"
 #include "Importer.h"
 
 #include <torch/csrc/jit/ir/constants.h>
@@ -1555,21 +1556,33 @@ void Importer::registerConverters() {
     double scale = scaleArg && scaleArg->isNumber()
                        ? scaleArg->asDouble()
                        : 1.0 / std::sqrt(double(qs[3]));
+    // What restricts attention besides the shapes; the mask is read into
+    // these terms where it can be (AttentionMasks.h).
+    AttentionMaskForm form;
     if (in(n, 3).kind == Imp::Tensor && !in(n, 3).value.defined()) {
-      // A mask computed at run time (from token types, padding, windows):
-      // the attention as PyTorch's math backend spells it out. Under CP
-      // the products, the mask and the softmax are partitioned by their
-      // sharding rules, as a model's eager attention is.
+      // A mask computed at run time (from token types, padding, windows).
       if (causal)
         fail("scaled_dot_product_attention with an attn_mask and is_causal "
              "together (PyTorch refuses them too)");
-      setTensor(n, explicitAttention(q, k, v, in(n, 3).tensor, scale));
-      return;
-    }
-    if (in(n, 3).kind != Imp::None) {
-      // A mask known at import time (e.g. built from arange) is accepted
-      // when it is the causal mask or all true: both are expressible as
-      // position comparisons, which stay valid after the CP permutation.
+      MValue mask = in(n, 3).tensor;
+      auto ms = shapeOf(mask);
+      std::optional<AttentionMaskForm> read;
+      if (ms.size() == 4 && (ms[0] == 1 || ms[0] == qs[0]) &&
+          (ms[1] == 1 || ms[1] == qs[1]) && ms[2] == qs[2] && ms[3] == ks[2])
+        read = recognizeAttentionMask(mask);
+      if (!read) {
+        // Anything else: the attention as PyTorch's math backend spells it
+        // out. Under CP the products, the mask and the softmax are
+        // partitioned by their sharding rules, as a model's eager
+        // attention is.
+        setTensor(n, explicitAttention(q, k, v, mask, scale));
+        return;
+      }
+      form = *read;
+    } else if (in(n, 3).kind != Imp::None) {
+      // A mask known at import time (e.g. built from arange): all true,
+      // causal or a causal sliding window, each a comparison of positions,
+      // which stays valid after the CP permutation.
       const Imp &mask = in(n, 3);
       if (mask.kind != Imp::Tensor)
         fail("scaled_dot_product_attention expects attn_mask to be a tensor");
@@ -1587,39 +1600,76 @@ void Importer::registerConverters() {
         m = mask.value.to(c10::ScalarType::Bool);
       }
       int64_t tq = qs[2], tk = ks[2];
-      at::Tensor full = m.expand({qs[0], qs[1], tq, tk});
-      at::Tensor tri = at::ones({tq, tk}, at::kBool).tril();
-      if (full.all().item<bool>()) {
-        // no masking
-      } else if (tq == tk && at::equal(full, tri.expand_as(full))) {
-        if (causal)
-          fail("attn_mask and is_causal given together");
-        causal = true;
-      } else {
-        fail("scaled_dot_product_attention with an attn_mask that is neither "
-             "causal nor all-true is not supported");
+      at::Tensor full =
+          m.expand({qs[0], qs[1], tq, tk}).reshape({-1, tq, tk}).contiguous();
+      std::optional<AttentionMaskForm> read;
+      if (at::equal(full, full[0].expand_as(full))) {
+        at::Tensor first = full[0].contiguous();
+        const bool *bits = first.data_ptr<bool>();
+        read = classifyMaskMatrix(tq, tk,
+                                  std::vector<bool>(bits, bits + tq * tk));
       }
+      if (!read || (read->window && !read->causal))
+        fail("scaled_dot_product_attention with an attn_mask that is neither "
+             "all-true, causal nor a causal sliding window is not supported");
+      if (causal && read->causal)
+        fail("attn_mask and is_causal given together");
+      form = *read;
+    }
+    causal = causal || form.causal;
+    // Per-token values as the mask code read them ([Bs, 1..., T, 1] or
+    // [Bs, 1..., 1, T], Bs the batch or 1) -> [B, T].
+    auto perToken = [&](MValue x, int64_t t) {
+      auto xs = shapeOf(x);
+      MValue r = reshape(x, {xs.size() > 2 ? xs[0] : 1, t});
+      return broadcastTo(r, {qs[0], t});
+    };
+    MValue qBlocks, kBlocks;
+    if (form.queryBlocks) {
+      qBlocks = perToken(form.queryBlocks, qs[2]);
+      kBlocks = perToken(form.keyBlocks, ks[2]);
+      if (form.blockMembers) {
+        // Membership of one block: id 0 for members, -1 for the rest.
+        qBlocks = select(qBlocks, Imp::ofInt(0), Imp::ofInt(-1));
+        kBlocks = select(kBlocks, Imp::ofInt(0), Imp::ofInt(-1));
+      } else {
+        qBlocks = convert(qBlocks, i64());
+        kBlocks = convert(kBlocks, i64());
+      }
+    }
+    // Per-token conditions (padding) as document ids: a query sees only
+    // keys of its own id, and ids that fail a condition meet nothing
+    // (-1 for queries, -2 for keys).
+    MValue qDocs, kDocs;
+    if (!form.queryKeep.empty() || !form.keyKeep.empty()) {
+      auto ids = [&](const std::vector<mlir::Value> &keep, int64_t t,
+                     int64_t none) {
+        MValue id = splat({qs[0], t}, i64(), 0);
+        for (mlir::Value k : keep)
+          id = select(perToken(k, t), Imp::ofTensor(id), Imp::ofInt(none));
+        return id;
+      };
+      qDocs = ids(form.queryKeep, qs[2], -1);
+      kDocs = ids(form.keyKeep, ks[2], -2);
     }
     MValue qPos, kPos;
     if (causal) {
       // Global view: token i sits at position i. The causal mask is a
       // comparison of positions, which survives the CP permutation.
-      qPos = IotaOp::create(b, loc, tensorType({qs[0], qs[2]}, i64()),
-                            b.getI64IntegerAttr(1));
-      kPos = qs[2] == ks[2]
-                 ? qPos
-                 : MValue(IotaOp::create(b, loc,
-                                         tensorType({ks[0], ks[2]}, i64()),
-                                         b.getI64IntegerAttr(1)));
       if (qs[2] != ks[2])
         fail("causal attention with different query and key lengths is not "
              "supported");
+      qPos = IotaOp::create(b, loc, tensorType({qs[0], qs[2]}, i64()),
+                            b.getI64IntegerAttr(1));
+      kPos = qPos;
     }
     Type lseElem = elemOf(q).isF64() ? b.getF64Type() : f32();
     auto attn = AttentionOp::create(
         b, loc, tensorType(qs, elemOf(q)),
         tensorType({qs[0], qs[1], qs[2]}, lseElem), q, k, v, qPos, kPos,
-        MValue(), MValue(), causal ? b.getUnitAttr() : nullptr,
+        qDocs, kDocs, qBlocks, kBlocks,
+        causal ? b.getUnitAttr() : nullptr,
+        form.window ? b.getI64IntegerAttr(*form.window) : mlir::IntegerAttr(),
         b.getF64FloatAttr(scale));
     setTensor(n, attn.getOutput());
   };

@@ -23,16 +23,60 @@ def head_tail(x, dim, cp):
     return np.concatenate([chunks[i] for i in order], axis=dim)
 
 
-def attn_mask(B, Tq, Tk, qpos=None, kpos=None, qdoc=None, kdoc=None, causal=False):
+def attn_mask(B, Tq, Tk, qpos=None, kpos=None, qdoc=None, kdoc=None, causal=False,
+              qblk=None, kblk=None, window=0):
+    """The runtime's mask (Kernels.h) as a [B, 1, Tq, Tk] boolean tensor:
+    same document, and under causality: key within the window (window > 0)
+    and (key not after the query, or query block >= 0 equal to the key's)."""
     mask = torch.ones(B, Tq, Tk, dtype=torch.bool)
     if causal and qpos is None:  # causal without positions: the indices
         qpos = np.tile(np.arange(Tq, dtype=np.int64), (B, 1))
         kpos = np.tile(np.arange(Tk, dtype=np.int64), (B, 1))
     if causal:
-        mask &= tt(kpos)[:, None, :].long() <= tt(qpos)[:, :, None].long()
+        qp, kp = tt(qpos)[:, :, None].long(), tt(kpos)[:, None, :].long()
+        seen = kp <= qp
+        if qblk is not None:  # bidirectional blocks
+            qb, kb = tt(qblk)[:, :, None].long(), tt(kblk)[:, None, :].long()
+            seen |= (qb >= 0) & (qb == kb)
+        if window > 0:  # sliding window, blocks included
+            seen &= qp - kp < window
+        mask &= seen
     if qdoc is not None:
         mask &= tt(kdoc)[:, None, :].long() == tt(qdoc)[:, :, None].long()
     return mask[:, None]  # [B, 1, Tq, Tk]
+
+
+def mask_of(B, Tq, Tk, kw):
+    """attn_mask of the runtime's attention keywords `kw`."""
+    return attn_mask(B, Tq, Tk, kw.get("q_positions"), kw.get("k_positions"),
+                     kw.get("q_documents"), kw.get("k_documents"), kw.get("causal", False),
+                     kw.get("q_blocks"), kw.get("k_blocks"), kw.get("window", 0))
+
+
+def runs(T, spans, dtype=np.int64):
+    """Block ids of a row of T: -1, and id i on the i-th span [start, end)."""
+    blk = np.full(T, -1, dtype)
+    for i, (start, end) in enumerate(spans):
+        blk[start:end] = i
+    return blk
+
+
+def blocks_window_sequence(B, T, window, seed):
+    """Gemma 3's mask on a sequence of T: image blocks (ids 0, 1, ... on
+    contiguous runs, -1 for text), some longer than the window, seen
+    bidirectionally, and a sliding window over everything. Returns
+    positions [B, T] and blocks [B, T] (i64)."""
+    r = rng(seed)
+    blk = np.full((B, T), -1, np.int64)
+    for b in range(B):
+        start, i = int(r.integers(0, 8)), 0
+        while start < T - 4:
+            length = int(r.integers(window // 2 + 1, 3 * window + 2))
+            blk[b, start:start + length] = i
+            i += 1
+            start += length + int(r.integers(1, 2 * window + 2))
+    pos = np.tile(np.arange(T, dtype=np.int64), (B, 1))
+    return pos, blk
 
 
 def attn_ref(q, k, v, mask, scale):
@@ -86,6 +130,23 @@ ATTN_CASES = {
     "index_causal_fewer_queries": (2, 4, 2, 64, 160, "index"),
     # A long sequence: several key tiles per query tile in every kernel.
     "index_causal_long": (1, 2, 1, 1024, 1024, "index"),
+    # Bidirectional blocks and sliding windows (Hugging Face's prefix-LM,
+    # Gemma 3), at lengths of several tiles of every kernel (tiles of 16 to
+    # 128 rows), so that tile skipping decides on block and window
+    # statistics: PaliGemma's prefix-LM (a prefix of block 0, seen
+    # bidirectionally; index positions, i32 blocks), image blocks with
+    # explicit positions, a window alone (3 and 90 positions), image blocks
+    # longer than the window under it, those permuted head-tail for cp = 2
+    # (chunks of 50), the last 64 queries of such a sequence, and with
+    # documents.
+    "prefix_lm": (2, 4, 2, 200, 200, "prefix"),
+    "image_blocks": (2, 4, 2, 200, 200, "images"),
+    "window": (1, 4, 1, 200, 200, "window"),
+    "window_wide": (2, 4, 2, 200, 200, "window_wide"),
+    "window_blocks": (2, 4, 2, 200, 200, "window_blocks"),
+    "window_blocks_cp_permuted": (2, 4, 2, 200, 200, "window_blocks_cp"),
+    "window_blocks_query_chunk": (2, 4, 2, 64, 200, "window_blocks_chunk"),
+    "window_blocks_documents": (2, 4, 2, 200, 200, "window_blocks_docs"),
 }
 def attn_inputs(case, D, rand):
     """q, k, v drawn by rand(shape, seed), the mask keywords of the case and
@@ -122,6 +183,44 @@ def attn_inputs(case, D, rand):
         starts = np.array([[np.flatnonzero(d == d[t])[0] for t in range(Tk)] for d in doc])
         pos = np.arange(Tk)[None, :] - starts
         kw = dict(q_positions=pos, k_positions=pos, q_documents=doc, k_documents=doc, causal=True)
-    mask = attn_mask(B, Tq, Tk, kw.get("q_positions"), kw.get("k_positions"),
-                     kw.get("q_documents"), kw.get("k_documents"), kw.get("causal", False))
+    elif kind == "prefix":  # prefixes of 70 and 130: across tiles
+        blk = np.stack([runs(Tk, [(0, 70)], np.int32), runs(Tk, [(0, 130)], np.int32)])
+        kw = dict(q_blocks=blk, k_blocks=blk, causal=True)
+    elif kind == "images":
+        blk = np.stack([runs(Tk, [(10, 40), (75, 140), (150, 170)]),
+                        runs(Tk, [(0, 64), (64, 100), (129, 199)])])
+        kw = dict(q_positions=ar, k_positions=ar, q_blocks=blk, k_blocks=blk, causal=True)
+    elif kind == "window":
+        kw = dict(causal=True, window=3)
+    elif kind == "window_wide":
+        kw = dict(q_positions=ar, k_positions=ar, causal=True, window=90)
+    elif kind in ("window_blocks", "window_blocks_cp", "window_blocks_chunk"):
+        pos, blk = blocks_window_sequence(B, Tk, 20, seed + 5)
+        if kind == "window_blocks_cp":
+            pos, blk = head_tail(pos, 1, 2), head_tail(blk, 1, 2)
+        qpos, qblk = pos, blk
+        if kind == "window_blocks_chunk":
+            qpos, qblk = pos[:, Tk - Tq:].astype(np.int32), blk[:, Tk - Tq:].astype(np.int32)
+            pos, blk = pos.astype(np.int32), blk.astype(np.int32)
+        kw = dict(q_positions=qpos, k_positions=pos, q_blocks=qblk, k_blocks=blk, causal=True, window=20)
+    elif kind == "window_blocks_docs":
+        doc = documents(B, Tk, seed + 3)
+        starts = np.array([[np.flatnonzero(d == d[t])[0] for t in range(Tk)] for d in doc])
+        pos = np.arange(Tk)[None, :] - starts
+        _, blk = blocks_window_sequence(B, Tk, 12, seed + 5)
+        kw = dict(q_positions=pos, k_positions=pos, q_documents=doc, k_documents=doc,
+                  q_blocks=blk, k_blocks=blk, causal=True, window=12)
+    mask = mask_of(B, Tq, Tk, kw)
     return q, k, v, kw, mask
+
+
+def blocks_window_roundtrip(B, T, cp, window, seed):
+    """Positions and blocks (blocks_window_sequence) of a sequence, the same
+    permuted head-tail for cp ranks (as context parallelism lays them out),
+    and the mask of the unpermuted sequence: attention over the permuted
+    sequence, permuted back, must equal attention under that mask."""
+    pos, blk = blocks_window_sequence(B, T, window, seed)
+    kw = dict(q_positions=head_tail(pos, 1, cp), k_positions=head_tail(pos, 1, cp),
+              q_blocks=head_tail(blk, 1, cp), k_blocks=head_tail(blk, 1, cp),
+              causal=True, window=window)
+    return kw, attn_mask(B, T, T, pos, pos, causal=True, qblk=blk, kblk=blk, window=window)

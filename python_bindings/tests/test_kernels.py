@@ -24,7 +24,7 @@ import torch.nn.functional as F  # noqa: E402
 
 from glimmer import _runtime as rt  # noqa: E402
 from finite_checks import assert_allclose_finite, assert_finite  # noqa: E402,F401
-from attention_cases import attn_mask, attn_ref, head_tail  # noqa: E402
+from attention_cases import attn_mask, attn_ref, blocks_window_roundtrip, head_tail, mask_of  # noqa: E402
 
 
 class _OnDevice:
@@ -741,7 +741,26 @@ ATTN_CASES = {
     # queries than keys).
     "index_causal": (2, 4, 2, 8, 8, "index"),
     "index_causal_fewer_queries": (2, 4, 2, 4, 8, "index"),
+    # Bidirectional blocks (causal, or the query's block >= 0 is the key's)
+    # and sliding windows (query position - key position < window):
+    # PaliGemma's prefix-LM (the prefix is block 0, the rest -1; index
+    # positions), image blocks 0, 1, 2 (explicit positions), a window alone,
+    # and Gemma 3's window over blocks longer than the window (a key of the
+    # query's block but window or more positions back is not seen), also
+    # permuted as context parallelism lays the sequence out, for the last
+    # queries only (i32), and with documents.
+    "prefix_lm": (2, 4, 2, 8, 8, "prefix"),
+    "image_blocks": (2, 4, 2, 8, 8, "images"),
+    "window": (2, 4, 2, 8, 8, "window"),
+    "window_blocks": (2, 4, 2, 8, 8, "window_blocks"),
+    "window_blocks_permuted": (2, 4, 1, 8, 8, "window_blocks_cp"),
+    "window_blocks_query_chunk": (2, 4, 2, 4, 8, "window_blocks_chunk"),
+    "window_blocks_documents": (2, 2, 1, 8, 8, "window_blocks_docs"),
 }
+
+# Block ids [B, 8] of the window_blocks cases (window 2): blocks of 5 and 3
+# positions, longer than the window.
+WINDOW_BLOCKS = np.array([[-1, 0, 0, 0, 0, 0, -1, -1], [1, 1, 1, -1, -1, 2, 2, 2]], np.int64)
 
 
 def attn_inputs(case, dtype):
@@ -759,7 +778,25 @@ def attn_inputs(case, dtype):
         kw = dict(causal=True)
     elif kind == "chunk":  # the second half of the queries against all keys
         kw = dict(q_positions=kpos[:, Tk - Tq:].astype(np.int32).copy(), k_positions=kpos.astype(np.int32), causal=True)
-    if kind in ("docs", "causal_docs"):
+    elif kind == "prefix":  # prefixes of 3 and 5 (i32 blocks)
+        blk = np.array([[0, 0, 0, -1, -1, -1, -1, -1], [0, 0, 0, 0, 0, -1, -1, -1]], np.int32)
+        kw = dict(q_blocks=blk, k_blocks=blk, causal=True)
+    elif kind == "images":
+        blk = np.array([[-1, 0, 0, 0, -1, 1, 1, -1], [0, 0, -1, 1, 1, 1, 2, 2]], np.int64)
+        kw = dict(q_positions=kpos, k_positions=kpos, q_blocks=blk, k_blocks=blk, causal=True)
+    elif kind == "window":
+        kw = dict(causal=True, window=3)
+    elif kind in ("window_blocks", "window_blocks_cp", "window_blocks_docs"):
+        pos, blk = kpos, WINDOW_BLOCKS
+        if kind == "window_blocks_cp":
+            perm = npy(rt.cp_permute(np.arange(Tk, dtype=np.int64), 0, 2))
+            pos, blk = pos[:, perm].copy(), blk[:, perm].copy()
+        kw = dict(q_positions=pos, k_positions=pos, q_blocks=blk, k_blocks=blk, causal=True, window=2)
+    elif kind == "window_blocks_chunk":
+        pos, blk = kpos.astype(np.int32), WINDOW_BLOCKS.astype(np.int32)
+        kw = dict(q_positions=pos[:, Tk - Tq:].copy(), k_positions=pos, q_blocks=blk[:, Tk - Tq:].copy(),
+                  k_blocks=blk, causal=True, window=2)
+    if kind in ("docs", "causal_docs", "window_blocks_docs"):
         doc = np.array([[0, 0, 0, 1, 1, 2, 2, 2], [0, 1, 1, 1, 1, 1, 3, 3]], np.int64)
         kw.update(q_documents=doc, k_documents=doc)
     return q, k, v, kw
@@ -773,8 +810,7 @@ def test_attention_vs_sdpa(case, dtype):
     Tk = k.shape[2]
     scale = D ** -0.5
     out, lse = rt.attention(q, k, v, scale=scale, **kw)
-    mask = attn_mask(B, Tq, Tk, kw.get("q_positions"), kw.get("k_positions"),
-                     kw.get("q_documents"), kw.get("k_documents"), kw.get("causal", False))
+    mask = mask_of(B, Tq, Tk, kw)
     expected = F.scaled_dot_product_attention(tt(q), tt(k), tt(v), attn_mask=mask, scale=scale, enable_gqa=True)
     close(out, expected)
     ref_out, ref_lse = attn_ref(tt(q), tt(k), tt(v), mask, scale)
@@ -827,8 +863,7 @@ def test_attention_grad(case, dtype):
     B, _, Tq, D = q.shape
     Tk = k.shape[2]
     scale = 0.37
-    mask = attn_mask(B, Tq, Tk, kw.get("q_positions"), kw.get("k_positions"),
-                     kw.get("q_documents"), kw.get("k_documents"), kw.get("causal", False))
+    mask = mask_of(B, Tq, Tk, kw)
     tq, tk, tv = (tt(a).requires_grad_() for a in (q, k, v))
     ref_out, _ = attn_ref(tq, tk, tv, mask, scale)
     dout = randn(q.shape, dtype, 57)
@@ -837,6 +872,54 @@ def test_attention_grad(case, dtype):
     ours = rt.attention_grad(dout, q, k, v, out, lse, scale=scale, **kw)
     for a, e in zip(ours, grads):
         close(a, e)
+
+
+def test_attention_masks_by_hand():
+    # The reference mask on the window_blocks case, row by row: query 5 of
+    # batch 0 (block 0 = positions 1..5, window 2) sees keys 4 and 5 only,
+    # not block 0's keys 1..3 (window) nor 6 (after it, no block); query 2
+    # sees 1 and 2 (window) and 3..5 (its block, ahead).
+    kw = dict(q_positions=np.tile(np.arange(8), (2, 1)), k_positions=np.tile(np.arange(8), (2, 1)),
+              q_blocks=WINDOW_BLOCKS, k_blocks=WINDOW_BLOCKS, causal=True, window=2)
+    m = mask_of(2, 8, 8, kw)[:, 0].numpy()
+    assert np.flatnonzero(m[0, 5]).tolist() == [4, 5]
+    assert np.flatnonzero(m[0, 2]).tolist() == [1, 2, 3, 4, 5]
+    assert np.flatnonzero(m[0, 6]).tolist() == [5, 6]
+    # Blocks longer than the window: window AND (causal OR block) differs
+    # from (causal AND window) OR block, which the cases tell apart.
+    causal_only = mask_of(2, 8, 8, dict(kw, q_blocks=None, k_blocks=None))[:, 0].numpy()
+    blk = WINDOW_BLOCKS
+    same_block = (blk[:, :, None] >= 0) & (blk[:, :, None] == blk[:, None, :])
+    assert np.any(m != (causal_only | same_block))
+    # The prefix-LM: the prefix sees itself whole, the rest is causal.
+    blk = np.array([[0, 0, 0, -1]])
+    m = attn_mask(1, 4, 4, causal=True, qblk=blk, kblk=blk)[0, 0].numpy()
+    np.testing.assert_array_equal(m, [[1, 1, 1, 0], [1, 1, 1, 0], [1, 1, 1, 0], [1, 1, 1, 1]])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_attention_blocks_window_permuted(dtype):
+    # Blocks and a window over a sequence permuted head-tail (cp = 2, as
+    # context parallelism lays it out), with the permuted positions and
+    # blocks: permuted back, the output and the gradients equal attention
+    # over the sequence in order.
+    B, H, T, D, cp = 2, 2, 16, 4, 2
+    q, k, v = (randn((B, H, T, D), dtype, s) for s in (58, 59, 60))
+    dout = randn((B, H, T, D), dtype, 61)
+    kw, mask = blocks_window_roundtrip(B, T, cp, 3, 62)
+    order = head_tail(np.arange(T), 0, cp)
+    back = np.argsort(order)
+    perm = lambda a: np.ascontiguousarray(a[:, :, order])  # noqa: E731
+    unperm = lambda x: np.ascontiguousarray(npy(x)[:, :, back])  # noqa: E731
+    out, lse = rt.attention(perm(q), perm(k), perm(v), scale=0.5, **kw)
+    tq, tk, tv = (tt(a).requires_grad_() for a in (q, k, v))
+    ref_out, ref_lse = attn_ref(tq, tk, tv, mask, 0.5)
+    close(unperm(out), ref_out)
+    close(npy(lse)[:, :, back], ref_lse)
+    grads = torch.autograd.grad(ref_out, (tq, tk, tv), tt(dout))
+    ours = rt.attention_grad(perm(dout), perm(q), perm(k), perm(v), out, lse, scale=0.5, **kw)
+    for a, e in zip(ours, grads):
+        close(unperm(a), e)
 
 
 def test_attention_errors():
@@ -849,6 +932,27 @@ def test_attention_errors():
         rt.attention(q, q, q, np.zeros((1, 5), np.int64), np.zeros((1, 4), np.int64), causal=True)
     with pytest.raises(ValueError, match="lse"):
         rt.attention_grad(q, q, q, q, q, np.zeros((1, 3, 4), np.float32))
+    blk = np.zeros((1, 4), np.int64)
+    with pytest.raises(ValueError, match="blocks and a window only with causal attention"):
+        rt.attention(q, q, q, q_blocks=blk, k_blocks=blk)
+    with pytest.raises(ValueError, match="blocks and a window only with causal attention"):
+        rt.attention(q, q, q, window=3)
+    with pytest.raises(ValueError, match="blocks and a window only with causal attention"):
+        rt.attention_grad(q, q, q, q, q, np.zeros((1, 3, 4)), q_blocks=blk, k_blocks=blk)
+    with pytest.raises(ValueError, match="window >= 0"):
+        rt.attention(q, q, q, causal=True, window=-1)
+    with pytest.raises(ValueError, match="query and key blocks together or neither"):
+        rt.attention(q, q, q, q_blocks=blk, causal=True)
+    with pytest.raises(ValueError, match="query and key blocks together or neither"):
+        rt.attention(q, q, q, k_blocks=blk, causal=True)
+    with pytest.raises(ValueError, match="key blocks of shape"):
+        rt.attention(q, q, q, q_blocks=blk, k_blocks=np.zeros((1, 5), np.int64), causal=True)
+    with pytest.raises(ValueError, match="query blocks"):
+        rt.attention(q, q, q, q_blocks=np.zeros((1, 4)), k_blocks=blk, causal=True)
+    # Existing keywords keep working with the new defaults (no blocks,
+    # window 0).
+    out, _ = rt.attention(q, q, q, causal=True, scale=0.5)
+    assert npy(out).shape == q.shape
 
 
 # --------------------------------------------------------------------------

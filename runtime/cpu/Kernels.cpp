@@ -1449,17 +1449,27 @@ namespace {
 struct AttentionShape {
   int64_t B, Hq, Hkv, Tq, Tk, D;
   bool causal;
-  std::vector<int64_t> qPos, kPos, qDoc, kDoc;
+  int64_t window; // > 0: keys less than `window` positions back; 0: none
+  std::vector<int64_t> qPos, kPos, qDoc, kDoc, qBlk, kBlk;
 
+  /// The mask of Kernels.h: same document, within the window, and causal
+  /// unless the query's block (>= 0) is the key's.
   bool allowed(int64_t b, int64_t i, int64_t j) const {
-    // Causal without positions: the indices are the positions.
-    if (causal && (qPos.empty() ? j > i
-                                : kPos[size_t(b * Tk + j)] >
-                                      qPos[size_t(b * Tq + i)]))
-      return false;
     if (!qDoc.empty() && kDoc[size_t(b * Tk + j)] != qDoc[size_t(b * Tq + i)])
       return false;
-    return true;
+    if (!causal)
+      return true;
+    // Causal without positions: the indices are the positions.
+    int64_t qp = qPos.empty() ? i : qPos[size_t(b * Tq + i)];
+    int64_t kp = kPos.empty() ? j : kPos[size_t(b * Tk + j)];
+    if (window > 0 && qp - kp >= window)
+      return false;
+    if (kp <= qp)
+      return true;
+    if (qBlk.empty())
+      return false;
+    int64_t qb = qBlk[size_t(b * Tq + i)];
+    return qb >= 0 && qb == kBlk[size_t(b * Tk + j)];
   }
 };
 
@@ -1467,8 +1477,9 @@ AttentionShape checkAttention(const char *op, const Tensor &q, const Tensor &k,
                               const Tensor &v, const Tensor &qPositions,
                               const Tensor &kPositions,
                               const Tensor &qDocuments,
-                              const Tensor &kDocuments, bool causal,
-                              double scale) {
+                              const Tensor &kDocuments, const Tensor &qBlocks,
+                              const Tensor &kBlocks, bool causal,
+                              int64_t window, double scale) {
   requireFloat(op, q, "query");
   requireRank(op, q, "query [B, H, T, D]", 4);
   requireDefined(op, k, "key");
@@ -1485,6 +1496,7 @@ AttentionShape checkAttention(const char *op, const Tensor &q, const Tensor &k,
   s.Hkv = k.dim(1);
   s.Tk = k.dim(2);
   s.causal = causal;
+  s.window = window;
   check(k.dim(0) == s.B && k.dim(3) == s.D, op,
         "key " + k.describe() + " does not match query batch and head size " +
             q.describe());
@@ -1497,6 +1509,12 @@ AttentionShape checkAttention(const char *op, const Tensor &q, const Tensor &k,
         "expects query and key positions together or neither");
   check(qDocuments.defined() == kDocuments.defined(), op,
         "expects query and key documents together or neither");
+  check(qBlocks.defined() == kBlocks.defined(), op,
+        "expects query and key blocks together or neither");
+  check(causal || (!qBlocks.defined() && window == 0), op,
+        "expects blocks and a window only with causal attention");
+  check(window >= 0, op,
+        "expects a window >= 0 (0: none), got " + std::to_string(window));
   if (qPositions.defined()) {
     s.qPos = indexValues(op, qPositions, "query positions");
     s.kPos = indexValues(op, kPositions, "key positions");
@@ -1509,21 +1527,30 @@ AttentionShape checkAttention(const char *op, const Tensor &q, const Tensor &k,
     requireShape(op, qDocuments, "query documents", {s.B, s.Tq});
     requireShape(op, kDocuments, "key documents", {s.B, s.Tk});
   }
+  if (qBlocks.defined()) {
+    s.qBlk = indexValues(op, qBlocks, "query blocks");
+    s.kBlk = indexValues(op, kBlocks, "key blocks");
+    requireShape(op, qBlocks, "query blocks", {s.B, s.Tq});
+    requireShape(op, kBlocks, "key blocks", {s.B, s.Tk});
+  }
   return s;
 }
 } // namespace
 
-std::tuple<Tensor, Tensor> attention(const Tensor &q, const Tensor &k,
-                                     const Tensor &v, const Tensor &qPositions,
-                                     const Tensor &kPositions,
-                                     const Tensor &qDocuments,
-                                     const Tensor &kDocuments, bool causal,
-                                     double scale) {
-  if (onCuda(q, k, v, qPositions, kPositions, qDocuments, kDocuments))
-    GLIMMER_CUDA_CALL(attention, q, k, v, qPositions, kPositions, qDocuments, kDocuments, causal, scale);
+std::tuple<Tensor, Tensor>
+attention(const Tensor &q, const Tensor &k, const Tensor &v,
+          const Tensor &qPositions, const Tensor &kPositions,
+          const Tensor &qDocuments, const Tensor &kDocuments,
+          const Tensor &qBlocks, const Tensor &kBlocks, bool causal,
+          int64_t window, double scale) {
+  if (onCuda(q, k, v, qPositions, kPositions, qDocuments, kDocuments, qBlocks,
+             kBlocks))
+    GLIMMER_CUDA_CALL(attention, q, k, v, qPositions, kPositions, qDocuments,
+                      kDocuments, qBlocks, kBlocks, causal, window, scale);
   const char *op = "attention";
-  AttentionShape s = checkAttention(op, q, k, v, qPositions, kPositions,
-                                    qDocuments, kDocuments, causal, scale);
+  AttentionShape s =
+      checkAttention(op, q, k, v, qPositions, kPositions, qDocuments,
+                     kDocuments, qBlocks, kBlocks, causal, window, scale);
   return dispatchFloat(op, q, "query", [&](auto tag) {
     using T = decltype(tag);
     const int64_t D = s.D, group = s.Hq / s.Hkv;
@@ -1583,13 +1610,18 @@ std::tuple<Tensor, Tensor, Tensor>
 attentionGrad(const Tensor &grad, const Tensor &q, const Tensor &k,
               const Tensor &v, const Tensor &out, const Tensor &lse,
               const Tensor &qPositions, const Tensor &kPositions,
-              const Tensor &qDocuments, const Tensor &kDocuments, bool causal,
-              double scale) {
-  if (onCuda(grad, q, k, v, out, lse, qPositions, kPositions, qDocuments, kDocuments))
-    GLIMMER_CUDA_CALL(attentionGrad, grad, q, k, v, out, lse, qPositions, kPositions, qDocuments, kDocuments, causal, scale);
+              const Tensor &qDocuments, const Tensor &kDocuments,
+              const Tensor &qBlocks, const Tensor &kBlocks, bool causal,
+              int64_t window, double scale) {
+  if (onCuda(grad, q, k, v, out, lse, qPositions, kPositions, qDocuments,
+             kDocuments, qBlocks, kBlocks))
+    GLIMMER_CUDA_CALL(attentionGrad, grad, q, k, v, out, lse, qPositions,
+                      kPositions, qDocuments, kDocuments, qBlocks, kBlocks,
+                      causal, window, scale);
   const char *op = "attention_grad";
-  AttentionShape s = checkAttention(op, q, k, v, qPositions, kPositions,
-                                    qDocuments, kDocuments, causal, scale);
+  AttentionShape s =
+      checkAttention(op, q, k, v, qPositions, kPositions, qDocuments,
+                     kDocuments, qBlocks, kBlocks, causal, window, scale);
   requireLike(op, grad, "grad", q, "query");
   requireLike(op, out, "output", q, "query");
   requireDefined(op, lse, "lse");

@@ -13,18 +13,22 @@
 //    every output element is owned by one thread, so results are
 //    deterministic.
 //
-// Masks are functions of explicit positions and documents (see Kernels.h).
-// Work is skipped per pair of tiles when no key of the key tile can be
-// visible to any query of the query tile: min(key positions) > max(query
-// positions) under causality, or disjoint document ranges. That is decided
-// from per-tile statistics, never from tile indices, so it stays exact
-// after a context-parallel permutation of the sequence.
+// Masks are functions of explicit positions, documents, blocks and a window
+// (see Kernels.h). Work is skipped per pair of tiles when no key of the key
+// tile can be visible to any query of the query tile: under causality,
+// min(key positions) > max(query positions) while no query block (>= 0) of
+// the query tile can be a key block of the key tile (disjoint block
+// ranges), or max(key positions) <= min(query positions) - window; and
+// disjoint document ranges. That is decided from per-tile statistics, never
+// from tile indices, so it stays exact after a context-parallel permutation
+// of the sequence.
 //
 // bf16 attention with an index-causal mask (causal without positions) or
-// none, and no documents, runs in cuDNN's fused flash attention when the
-// runtime is built with cuDNN (CudnnAttention.h) and cuDNN supports the
-// shape; everything else runs here. Causal attention without positions
-// reads the indices as positions (an iota made for the call).
+// none, and no documents, blocks or window, runs in cuDNN's fused flash
+// attention when the runtime is built with cuDNN (CudnnAttention.h) and
+// cuDNN supports the shape; everything else runs here. Causal attention
+// without positions reads the indices as positions (an iota made for the
+// call).
 //
 // Two implementations, each in a fragment this file includes:
 //  * SIMT kernels (AttentionSimt.inc) for every type (f32 and bf16 compute
@@ -68,8 +72,9 @@ AttentionShape checkAttention(const char *op, const Tensor &q, const Tensor &k,
                               const Tensor &v, const Tensor &qPositions,
                               const Tensor &kPositions,
                               const Tensor &qDocuments,
-                              const Tensor &kDocuments, bool causal,
-                              double scale) {
+                              const Tensor &kDocuments, const Tensor &qBlocks,
+                              const Tensor &kBlocks, bool causal,
+                              int64_t window, double scale) {
   requireFloat(op, q, "query");
   requireRank(op, q, "query [B, H, T, D]", 4);
   requireDefined(op, k, "key");
@@ -97,6 +102,12 @@ AttentionShape checkAttention(const char *op, const Tensor &q, const Tensor &k,
         "expects query and key positions together or neither");
   check(qDocuments.defined() == kDocuments.defined(), op,
         "expects query and key documents together or neither");
+  check(qBlocks.defined() == kBlocks.defined(), op,
+        "expects query and key blocks together or neither");
+  check(causal || (!qBlocks.defined() && window == 0), op,
+        "expects blocks and a window only with causal attention");
+  check(window >= 0, op,
+        "expects a window >= 0 (0: none), got " + std::to_string(window));
   if (qPositions.defined()) {
     requireInt(op, qPositions, "query positions");
     requireInt(op, kPositions, "key positions");
@@ -108,6 +119,12 @@ AttentionShape checkAttention(const char *op, const Tensor &q, const Tensor &k,
     requireInt(op, kDocuments, "key documents");
     requireShape(op, qDocuments, "query documents", {s.B, s.Tq});
     requireShape(op, kDocuments, "key documents", {s.B, s.Tk});
+  }
+  if (qBlocks.defined()) {
+    requireInt(op, qBlocks, "query blocks");
+    requireInt(op, kBlocks, "key blocks");
+    requireShape(op, qBlocks, "query blocks", {s.B, s.Tq});
+    requireShape(op, kBlocks, "key blocks", {s.B, s.Tk});
   }
   return s;
 }
@@ -146,18 +163,29 @@ struct AttnArgs {
   T *out = nullptr, *dq = nullptr, *dk = nullptr, *dv = nullptr;
   acc_t<T> *lseOut = nullptr;
   const acc_t<T> *lse = nullptr, *delta = nullptr;
-  Idx qPos, kPos, qDoc, kDoc;
-  // Per tile: (min position, max position, min document, max document).
+  Idx qPos, kPos, qDoc, kDoc, qBlk, kBlk;
+  // Per tile: (min position, max position, min document, max document,
+  // min block, max block), the blocks over the rows whose block is >= 0
+  // (none: INT64_MAX, INT64_MIN).
   const int64_t *qStats = nullptr, *kStats = nullptr;
   int64_t B = 0, Hq = 0, Hkv = 0, Tq = 0, Tk = 0, D = 0, group = 1;
   int64_t nQT = 0, nKT = 0;
-  bool causal = false, docs = false;
+  bool causal = false, docs = false, blocks = false;
+  int64_t window = 0; // > 0 only under causality
   double scale = 1.0;
 };
 
-__device__ __forceinline__ bool allowed(bool causal, bool docs, int64_t qp,
-                                        int64_t kp, int64_t qd, int64_t kd) {
-  return (!causal || kp <= qp) && (!docs || kd == qd);
+constexpr int kStatsPerTile = 6;
+
+/// The mask of Kernels.h for query (position qp, document qd, block qb) and
+/// key (kp, kd, kb). Blocks and a window exist only under causality.
+__device__ __forceinline__ bool allowed(bool causal, bool docs, bool blocks,
+                                        int64_t window, int64_t qp, int64_t kp,
+                                        int64_t qd, int64_t kd, int64_t qb,
+                                        int64_t kb) {
+  return (!docs || kd == qd) &&
+         (!causal || ((kp <= qp || (blocks && qb >= 0 && qb == kb)) &&
+                      (window <= 0 || qp - kp < window)));
 }
 
 /// Whether some key of key tile kt may be visible to some query of query
@@ -167,10 +195,17 @@ __device__ __forceinline__ bool tileVisible(const AttnArgs<T> &a, int64_t b,
                                             int64_t qt, int64_t kt) {
   if (!a.qStats)
     return true;
-  const int64_t *qs = a.qStats + (b * a.nQT + qt) * 4;
-  const int64_t *ks = a.kStats + (b * a.nKT + kt) * 4;
-  if (a.causal && ks[0] > qs[1])
-    return false;
+  const int64_t *qs = a.qStats + (b * a.nQT + qt) * kStatsPerTile;
+  const int64_t *ks = a.kStats + (b * a.nKT + kt) * kStatsPerTile;
+  if (a.causal) {
+    // Every key after every query, and no query block (>= 0) that may be a
+    // key's: block ranges are empty (min > max) or disjoint.
+    if (ks[0] > qs[1] && (!a.blocks || ks[4] > qs[5] || qs[4] > ks[5]))
+      return false;
+    // Every key `window` or more positions before every query.
+    if (a.window > 0 && qs[0] - ks[1] >= a.window)
+      return false;
+  }
   if (a.docs && (ks[2] > qs[3] || qs[2] > ks[3]))
     return false;
   return true;
@@ -202,11 +237,13 @@ __device__ __forceinline__ A warpMax(A v) {
   return v;
 }
 
-/// Per tile of `tile` rows of each batch entry: min/max position and
-/// min/max document over the tile's rows. One warp per tile.
+/// Per tile of `tile` rows of each batch entry: min/max position, min/max
+/// document and min/max block (over the rows whose block is >= 0) over the
+/// tile's rows. One warp per tile.
 __global__ void tileStatsKernel(int64_t *__restrict__ out, Idx pos, Idx doc,
-                                bool hasPos, bool hasDoc, int64_t B, int64_t T,
-                                int64_t tile, int64_t nTiles) {
+                                Idx blk, bool hasPos, bool hasDoc, bool hasBlk,
+                                int64_t B, int64_t T, int64_t tile,
+                                int64_t nTiles) {
   int64_t w = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) >> 5;
   int lane = threadIdx.x & 31;
   if (w >= B * nTiles)
@@ -214,7 +251,7 @@ __global__ void tileStatsKernel(int64_t *__restrict__ out, Idx pos, Idx doc,
   int64_t b = w / nTiles, t = w % nTiles;
   int64_t lo = std::numeric_limits<int64_t>::max(),
           hi = std::numeric_limits<int64_t>::min();
-  int64_t dlo = lo, dhi = hi;
+  int64_t dlo = lo, dhi = hi, blo = lo, bhi = hi;
   int64_t end = std::min(T, (t + 1) * tile);
   for (int64_t r = t * tile + lane; r < end; r += 32) {
     if (hasPos) {
@@ -227,6 +264,13 @@ __global__ void tileStatsKernel(int64_t *__restrict__ out, Idx pos, Idx doc,
       dlo = d < dlo ? d : dlo;
       dhi = d > dhi ? d : dhi;
     }
+    if (hasBlk) {
+      int64_t k = blk[b * T + r];
+      if (k >= 0) {
+        blo = k < blo ? k : blo;
+        bhi = k > bhi ? k : bhi;
+      }
+    }
   }
   for (int o = 16; o > 0; o >>= 1) {
     int64_t x = __shfl_xor_sync(0xffffffffu, lo, o);
@@ -237,13 +281,19 @@ __global__ void tileStatsKernel(int64_t *__restrict__ out, Idx pos, Idx doc,
     dlo = x < dlo ? x : dlo;
     x = __shfl_xor_sync(0xffffffffu, dhi, o);
     dhi = x > dhi ? x : dhi;
+    x = __shfl_xor_sync(0xffffffffu, blo, o);
+    blo = x < blo ? x : blo;
+    x = __shfl_xor_sync(0xffffffffu, bhi, o);
+    bhi = x > bhi ? x : bhi;
   }
   if (lane == 0) {
-    int64_t *o = out + w * 4;
+    int64_t *o = out + w * kStatsPerTile;
     o[0] = lo;
     o[1] = hi;
     o[2] = dlo;
     o[3] = dhi;
+    o[4] = blo;
+    o[5] = bhi;
   }
 }
 
@@ -276,20 +326,21 @@ __global__ void attnDelta(acc_t<T> *__restrict__ delta, const T *__restrict__ g,
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Per-tile mask statistics of one side, or an undefined tensor when no
-/// mask is present.
+/// mask is present (blocks come only with causality).
 Tensor tileStats(const Ctx &c, const Tensor &pos, const Tensor &doc,
-                 bool causal, int64_t B, int64_t T, int64_t tile) {
+                 const Tensor &blk, bool causal, int64_t B, int64_t T,
+                 int64_t tile) {
   bool docs = doc.defined();
   if (!causal && !docs)
     return Tensor();
   int64_t n = B * ceilDiv(T, tile);
-  Tensor stats = c.empty(DType::I64, {std::max<int64_t>(n, 1), 4});
+  Tensor stats = c.empty(DType::I64, {std::max<int64_t>(n, 1), kStatsPerTile});
   if (n > 0) {
     int64_t threads = n * 32;
     unsigned blocks = unsigned(ceilDiv(threads, kThreads));
     tileStatsKernel<<<blocks, kThreads, 0, c.stream>>>(
-        stats.data<int64_t>(), idxOf(pos), idxOf(doc), causal, docs, B, T, tile,
-        ceilDiv(T, tile));
+        stats.data<int64_t>(), idxOf(pos), idxOf(doc), idxOf(blk), causal, docs,
+        blk.defined(), B, T, tile, ceilDiv(T, tile));
     GLIMMER_CUDA_LAUNCHED(c.op);
   }
   return stats;
@@ -297,11 +348,31 @@ Tensor tileStats(const Ctx &c, const Tensor &pos, const Tensor &doc,
 
 /// The operands every kernel shares.
 struct Operands {
-  const Tensor &q, &k, &v, &qPos, &kPos, &qDoc, &kDoc;
+  const Tensor &q, &k, &v, &qPos, &kPos, &qDoc, &kDoc, &qBlk, &kBlk;
   bool causal;
+  int64_t window;
   double scale;
   AttentionShape s;
 };
+
+/// Whether the mask has blocks or a window: the tensor-core kernels with
+/// those terms; the others compile without them.
+bool extended(const Operands &o) { return o.qBlk.defined() || o.window > 0; }
+
+/// Per-tile statistics of both sides for query tiles of qTile rows and key
+/// tiles of kTile rows, set in `a` (kept alive by the returned tensors).
+template <typename T>
+std::pair<Tensor, Tensor> setTileStats(const Ctx &c, const Operands &o,
+                                       AttnArgs<T> &a, int64_t qTile,
+                                       int64_t kTile) {
+  Tensor qs = tileStats(c, o.qPos, o.qDoc, o.qBlk, o.causal, a.B, a.Tq, qTile);
+  Tensor ks = tileStats(c, o.kPos, o.kDoc, o.kBlk, o.causal, a.B, a.Tk, kTile);
+  if (qs.defined()) {
+    a.qStats = qs.data<int64_t>();
+    a.kStats = ks.data<int64_t>();
+  }
+  return {qs, ks};
+}
 
 template <typename T>
 AttnArgs<T> baseArgs(const Operands &o) {
@@ -313,6 +384,8 @@ AttnArgs<T> baseArgs(const Operands &o) {
   a.kPos = idxOf(o.kPos);
   a.qDoc = idxOf(o.qDoc);
   a.kDoc = idxOf(o.kDoc);
+  a.qBlk = idxOf(o.qBlk);
+  a.kBlk = idxOf(o.kBlk);
   a.B = o.s.B;
   a.Hq = o.s.Hq;
   a.Hkv = o.s.Hkv;
@@ -322,6 +395,8 @@ AttnArgs<T> baseArgs(const Operands &o) {
   a.group = o.s.Hq / o.s.Hkv;
   a.causal = o.causal;
   a.docs = o.qDoc.defined();
+  a.blocks = o.qBlk.defined();
+  a.window = o.window;
   a.scale = o.scale;
   return a;
 }
@@ -390,12 +465,7 @@ void forwardSimt(const Ctx &c, const Operands &o, Tensor &out, Tensor &lse) {
   a.lseOut = lse.data<acc_t<T>>();
   a.nQT = ceilDiv(a.Tq, C::BQ);
   a.nKT = ceilDiv(a.Tk, C::BK);
-  Tensor qs = tileStats(c, o.qPos, o.qDoc, o.causal, a.B, a.Tq, C::BQ);
-  Tensor ks = tileStats(c, o.kPos, o.kDoc, o.causal, a.B, a.Tk, C::BK);
-  if (qs.defined()) {
-    a.qStats = qs.data<int64_t>();
-    a.kStats = ks.data<int64_t>();
-  }
+  auto stats = setTileStats(c, o, a, C::BQ, C::BK);
   launch(c, attnFwdSimt<T, DMAX>, a.nQT * a.B * a.Hq, kSimtThreads, C::kFwdSmem,
          a);
 }
@@ -408,14 +478,10 @@ void forwardTc(const Ctx &c, const Operands &o, Tensor &out, Tensor &lse) {
   a.lseOut = lse.data<float>();
   a.nQT = ceilDiv(a.Tq, C::BQ);
   a.nKT = ceilDiv(a.Tk, C::BK);
-  Tensor qs = tileStats(c, o.qPos, o.qDoc, o.causal, a.B, a.Tq, C::BQ);
-  Tensor ks = tileStats(c, o.kPos, o.kDoc, o.causal, a.B, a.Tk, C::BK);
-  if (qs.defined()) {
-    a.qStats = qs.data<int64_t>();
-    a.kStats = ks.data<int64_t>();
-  }
-  launch(c, tc::attnFwd<E, DH>, a.nQT * a.B * a.Hq, tc::kThreads, C::kSmem,
-         a);
+  auto stats = setTileStats(c, o, a, C::BQ, C::BK);
+  auto kernel =
+      extended(o) ? tc::attnFwd<E, DH, true> : tc::attnFwd<E, DH, false>;
+  launch(c, kernel, a.nQT * a.B * a.Hq, tc::kThreads, C::kSmem, a);
 }
 
 /// Inputs of the backward kernels beyond the forward operands.
@@ -456,12 +522,7 @@ void backwardSimt(const Ctx &c, const Operands &o, const Grads &gr,
     AttnArgs<T> d = a;
     d.nQT = ceilDiv(a.Tq, C::BQ);
     d.nKT = ceilDiv(a.Tk, C::BK);
-    Tensor qs = tileStats(c, o.qPos, o.qDoc, o.causal, a.B, a.Tq, C::BQ);
-    Tensor ks = tileStats(c, o.kPos, o.kDoc, o.causal, a.B, a.Tk, C::BK);
-    if (qs.defined()) {
-      d.qStats = qs.data<int64_t>();
-      d.kStats = ks.data<int64_t>();
-    }
+    auto stats = setTileStats(c, o, d, C::BQ, C::BK);
     launch(c, attnDqSimt<T, DMAX>, d.nQT * a.B * a.Hq, kSimtThreads,
            C::kBwdSmem, d);
   }
@@ -470,12 +531,7 @@ void backwardSimt(const Ctx &c, const Operands &o, const Grads &gr,
     AttnArgs<T> d = a;
     d.nQT = ceilDiv(a.Tq, C::BK);
     d.nKT = ceilDiv(a.Tk, C::BQ);
-    Tensor qs = tileStats(c, o.qPos, o.qDoc, o.causal, a.B, a.Tq, C::BK);
-    Tensor ks = tileStats(c, o.kPos, o.kDoc, o.causal, a.B, a.Tk, C::BQ);
-    if (qs.defined()) {
-      d.qStats = qs.data<int64_t>();
-      d.kStats = ks.data<int64_t>();
-    }
+    auto stats = setTileStats(c, o, d, C::BK, C::BQ);
     launch(c, attnDkvSimt<T, DMAX>, d.nKT * a.B * a.Hkv, kSimtThreads,
            C::kBwdSmem, d);
   }
@@ -496,14 +552,10 @@ void backwardTc(const Ctx &c, const Operands &o, const Grads &gr,
     AttnArgs<E> d = a;
     d.nQT = ceilDiv(a.Tq, C::BQ);
     d.nKT = ceilDiv(a.Tk, C::BK);
-    Tensor qs = tileStats(c, o.qPos, o.qDoc, o.causal, a.B, a.Tq, C::BQ);
-    Tensor ks = tileStats(c, o.kPos, o.kDoc, o.causal, a.B, a.Tk, C::BK);
-    if (qs.defined()) {
-      d.qStats = qs.data<int64_t>();
-      d.kStats = ks.data<int64_t>();
-    }
-    launch(c, tc::attnDq<E, DH>, d.nQT * a.B * a.Hq, tc::kThreads, C::kSmem,
-           d);
+    auto stats = setTileStats(c, o, d, C::BQ, C::BK);
+    auto kernel =
+        extended(o) ? tc::attnDq<E, DH, true> : tc::attnDq<E, DH, false>;
+    launch(c, kernel, d.nQT * a.B * a.Hq, tc::kThreads, C::kSmem, d);
   }
   {
     using C = tc::Dkv<E, DH>;
@@ -511,14 +563,10 @@ void backwardTc(const Ctx &c, const Operands &o, const Grads &gr,
     AttnArgs<E> d = a;
     d.nQT = ceilDiv(a.Tq, BQ);
     d.nKT = ceilDiv(a.Tk, C::BK);
-    Tensor qs = tileStats(c, o.qPos, o.qDoc, o.causal, a.B, a.Tq, BQ);
-    Tensor ks = tileStats(c, o.kPos, o.kDoc, o.causal, a.B, a.Tk, C::BK);
-    if (qs.defined()) {
-      d.qStats = qs.data<int64_t>();
-      d.kStats = ks.data<int64_t>();
-    }
-    launch(c, tc::attnDkv<E, DH>, d.nKT * a.B * a.Hkv, tc::kThreads, C::kSmem,
-           d);
+    auto stats = setTileStats(c, o, d, BQ, C::BK);
+    auto kernel =
+        extended(o) ? tc::attnDkv<E, DH, true> : tc::attnDkv<E, DH, false>;
+    launch(c, kernel, d.nKT * a.B * a.Hkv, tc::kThreads, C::kSmem, d);
   }
 }
 
@@ -549,30 +597,33 @@ CudnnAttentionShape cudnnShape(const AttentionShape &s, bool causal,
 // Entry points
 //===----------------------------------------------------------------------===//
 
-std::tuple<Tensor, Tensor> attention(const Tensor &q, const Tensor &k,
-                                     const Tensor &v, const Tensor &qPositions,
-                                     const Tensor &kPositions,
-                                     const Tensor &qDocuments,
-                                     const Tensor &kDocuments, bool causal,
-                                     double scale) {
+std::tuple<Tensor, Tensor>
+attention(const Tensor &q, const Tensor &k, const Tensor &v,
+          const Tensor &qPositions, const Tensor &kPositions,
+          const Tensor &qDocuments, const Tensor &kDocuments,
+          const Tensor &qBlocks, const Tensor &kBlocks, bool causal,
+          int64_t window, double scale) {
   const char *op = "attention";
-  AttentionShape s = checkAttention(op, q, k, v, qPositions, kPositions,
-                                    qDocuments, kDocuments, causal, scale);
+  AttentionShape s =
+      checkAttention(op, q, k, v, qPositions, kPositions, qDocuments,
+                     kDocuments, qBlocks, kBlocks, causal, window, scale);
   checkHeadDim(op, s.D);
-  Ctx c(op, {&q, &k, &v, &qPositions, &kPositions, &qDocuments, &kDocuments});
+  Ctx c(op, {&q, &k, &v, &qPositions, &kPositions, &qDocuments, &kDocuments,
+             &qBlocks, &kBlocks});
   Tensor out = c.empty(q.dtype(), q.shape());
   Tensor lse = c.empty(lseType(q.dtype()), {s.B, s.Hq, s.Tq});
   if (s.B * s.Hq * s.Tq == 0)
     return std::make_tuple(out, lse);
 #ifdef GLIMMER_RT_HAVE_CUDNN
-  if (!qPositions.defined() && !qDocuments.defined() &&
-      cudnnAttentionForward(op, c.device.index, c.stream, cudnnShape(s, causal, scale),
-                            q, k, v, out, lse))
+  if (!qPositions.defined() && !qDocuments.defined() && !qBlocks.defined() &&
+      window == 0 &&
+      cudnnAttentionForward(op, c.device.index, c.stream,
+                            cudnnShape(s, causal, scale), q, k, v, out, lse))
     return std::make_tuple(out, lse);
 #endif
   IndexPositions index(c, s, causal, qPositions, kPositions);
-  Operands o{q,          k,          v,      index.q, index.k,
-             qDocuments, kDocuments, causal, scale,   s};
+  Operands o{q,       k,       v,      index.q, index.k, qDocuments, kDocuments,
+             qBlocks, kBlocks, causal, window,  scale,   s};
   dispatchFloat(op, q.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same<T, double>::value) {
@@ -594,11 +645,13 @@ std::tuple<Tensor, Tensor, Tensor>
 attentionGrad(const Tensor &grad, const Tensor &q, const Tensor &k,
               const Tensor &v, const Tensor &out, const Tensor &lse,
               const Tensor &qPositions, const Tensor &kPositions,
-              const Tensor &qDocuments, const Tensor &kDocuments, bool causal,
-              double scale) {
+              const Tensor &qDocuments, const Tensor &kDocuments,
+              const Tensor &qBlocks, const Tensor &kBlocks, bool causal,
+              int64_t window, double scale) {
   const char *op = "attention_grad";
-  AttentionShape s = checkAttention(op, q, k, v, qPositions, kPositions,
-                                    qDocuments, kDocuments, causal, scale);
+  AttentionShape s =
+      checkAttention(op, q, k, v, qPositions, kPositions, qDocuments,
+                     kDocuments, qBlocks, kBlocks, causal, window, scale);
   requireLike(op, grad, "grad", q, "query");
   requireLike(op, out, "output", q, "query");
   requireDefined(op, lse, "lse");
@@ -608,7 +661,7 @@ attentionGrad(const Tensor &grad, const Tensor &q, const Tensor &k,
   requireShape(op, lse, "lse", {s.B, s.Hq, s.Tq});
   checkHeadDim(op, s.D);
   Ctx c(op, {&grad, &q, &k, &v, &out, &lse, &qPositions, &kPositions,
-             &qDocuments, &kDocuments});
+             &qDocuments, &kDocuments, &qBlocks, &kBlocks});
   Tensor dq = c.empty(q.dtype(), q.shape());
   Tensor dk = c.empty(k.dtype(), k.shape());
   Tensor dv = c.empty(v.dtype(), v.shape());
@@ -619,15 +672,15 @@ attentionGrad(const Tensor &grad, const Tensor &q, const Tensor &k,
     return std::make_tuple(dq, dk, dv);
 #ifdef GLIMMER_RT_HAVE_CUDNN
   if (dq.numel() > 0 && dk.numel() > 0 && !qPositions.defined() &&
-      !qDocuments.defined() &&
+      !qDocuments.defined() && !qBlocks.defined() && window == 0 &&
       cudnnAttentionBackward(op, c.device.index, c.stream,
                              cudnnShape(s, causal, scale), grad, q, k, v, out,
                              lse, dq, dk, dv))
     return std::make_tuple(dq, dk, dv);
 #endif
   IndexPositions index(c, s, causal, qPositions, kPositions);
-  Operands o{q,          k,          v,      index.q, index.k,
-             qDocuments, kDocuments, causal, scale,   s};
+  Operands o{q,       k,       v,      index.q, index.k, qDocuments, kDocuments,
+             qBlocks, kBlocks, causal, window,  scale,   s};
   Grads gr{grad, lse, dq, dk, dv};
   dispatchFloat(op, q.dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -159,14 +159,16 @@ Tensor rope(const Tensor &x, const Tensor &positions, double theta,
 std::tuple<Tensor, Tensor>
 attention(const Tensor &q, const Tensor &k, const Tensor &v,
           const Tensor &qPositions, const Tensor &kPositions,
-          const Tensor &qDocuments, const Tensor &kDocuments, bool causal,
-          double scale);
+          const Tensor &qDocuments, const Tensor &kDocuments,
+          const Tensor &qBlocks, const Tensor &kBlocks, bool causal,
+          int64_t window, double scale);
 std::tuple<Tensor, Tensor, Tensor>
 attentionGrad(const Tensor &grad, const Tensor &q, const Tensor &k,
               const Tensor &v, const Tensor &out, const Tensor &lse,
               const Tensor &qPositions, const Tensor &kPositions,
-              const Tensor &qDocuments, const Tensor &kDocuments, bool causal,
-              double scale);
+              const Tensor &qDocuments, const Tensor &kDocuments,
+              const Tensor &qBlocks, const Tensor &kBlocks, bool causal,
+              int64_t window, double scale);
 std::tuple<Tensor, Tensor> crossEntropy(const Tensor &logits,
                                         const Tensor &labels,
                                         int64_t ignoreIndex, DType sumDType);

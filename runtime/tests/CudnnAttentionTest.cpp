@@ -92,17 +92,20 @@ bool run(const Case &c) {
   Tensor none;
 
   int64_t before = cudnnAttentionCalls();
-  auto [out, lse] = attention(q, k, v, none, none, none, none, c.causal, scale);
+  auto [out, lse] = attention(q, k, v, none, none, none, none, none, none,
+                              c.causal, 0, scale);
   auto [dq, dk, dv] = attentionGrad(dout, q, k, v, out, lse, none, none, none,
-                                    none, c.causal, scale);
-  auto [dq2, dk2, dv2] = attentionGrad(dout, q, k, v, out, lse, none, none,
-                                       none, none, c.causal, scale);
+                                    none, none, none, c.causal, 0, scale);
+  auto [dq2, dk2, dv2] =
+      attentionGrad(dout, q, k, v, out, lse, none, none, none, none, none, none,
+                    c.causal, 0, scale);
   int64_t ran = cudnnAttentionCalls() - before;
 
-  auto [outf, lsef] =
-      attention(qf, kf, vf, none, none, none, none, c.causal, scale);
-  auto [dqf, dkf, dvf] = attentionGrad(doutf, qf, kf, vf, outf, lsef, none,
-                                       none, none, none, c.causal, scale);
+  auto [outf, lsef] = attention(qf, kf, vf, none, none, none, none, none, none,
+                                c.causal, 0, scale);
+  auto [dqf, dkf, dvf] =
+      attentionGrad(doutf, qf, kf, vf, outf, lsef, none, none, none, none, none,
+                    none, c.causal, 0, scale);
 
   double eOut = relative(host(out), host(outf));
   double eLse = maxAbs(host(lse), host(lsef));

@@ -543,7 +543,10 @@ LogicalResult FunctionLowering::lower(Operation *op) {
                         .optional(map(a.getKeyPositions()))
                         .optional(map(a.getQueryDocuments()))
                         .optional(map(a.getKeyDocuments()))
+                        .optional(map(a.getQueryBlocks()))
+                        .optional(map(a.getKeyBlocks()))
                         .boolean(a.getCausal())
+                        .integer(a.getWindow().value_or(0))
                         .real(a.getScale()));
       })
       .Case([&](AttentionGradOp a) -> LogicalResult {
@@ -558,7 +561,10 @@ LogicalResult FunctionLowering::lower(Operation *op) {
                         .optional(map(a.getKeyPositions()))
                         .optional(map(a.getQueryDocuments()))
                         .optional(map(a.getKeyDocuments()))
+                        .optional(map(a.getQueryBlocks()))
+                        .optional(map(a.getKeyBlocks()))
                         .boolean(a.getCausal())
+                        .integer(a.getWindow().value_or(0))
                         .real(a.getScale()));
       })
       .Case([&](SoftmaxOp s) -> LogicalResult {

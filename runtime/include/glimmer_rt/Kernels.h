@@ -129,21 +129,34 @@ std::tuple<Tensor, Tensor, Tensor> layerNormGrad(const Tensor &grad,
 /// x [B, T, H, D], positions [B, T] (integer).
 Tensor rope(const Tensor &x, const Tensor &positions, double theta,
             RopeStyle style, bool inverse);
-/// q [B, Hq, Tq, D], k/v [B, Hkv, Tk, D]; positions [B, T] (both or
-/// undefined), documents likewise. Returns (out, lse [B, Hq, Tq]); lse is in
-/// the query's precision (F32 or F64).
+/// q [B, Hq, Tq, D], k/v [B, Hkv, Tk, D]; positions [B, T] (integer, both
+/// or undefined), documents likewise, blocks likewise. Query i of batch b
+/// sees key j when
+///   (no documents || kdoc[b, j] == qdoc[b, i])
+///   && (window <= 0 || qpos[b, i] - kpos[b, j] < window)
+///   && (!causal || kpos[b, j] <= qpos[b, i]
+///       || (blocks && qblk[b, i] >= 0 && qblk[b, i] == kblk[b, j])),
+/// causal without positions reading the indices i, j as positions. Blocks
+/// (bidirectional spans inside causal attention: a prefix-LM's prefix,
+/// images) and a window (> 0: the keys less than `window` positions back;
+/// 0: none) need `causal`. Returns (out, lse [B, Hq, Tq]); lse is in the
+/// query's precision (F32 or F64). A query that sees no key gets a zero
+/// output and lse = -inf.
 std::tuple<Tensor, Tensor>
 attention(const Tensor &q, const Tensor &k, const Tensor &v,
           const Tensor &qPositions, const Tensor &kPositions,
-          const Tensor &qDocuments, const Tensor &kDocuments, bool causal,
-          double scale);
-/// (dq, dk, dv)
+          const Tensor &qDocuments, const Tensor &kDocuments,
+          const Tensor &qBlocks, const Tensor &kBlocks, bool causal,
+          int64_t window, double scale);
+/// (dq, dk, dv), the mask as in attention; queries that see no key get no
+/// gradient.
 std::tuple<Tensor, Tensor, Tensor>
 attentionGrad(const Tensor &grad, const Tensor &q, const Tensor &k,
               const Tensor &v, const Tensor &out, const Tensor &lse,
               const Tensor &qPositions, const Tensor &kPositions,
-              const Tensor &qDocuments, const Tensor &kDocuments, bool causal,
-              double scale);
+              const Tensor &qDocuments, const Tensor &kDocuments,
+              const Tensor &qBlocks, const Tensor &kBlocks, bool causal,
+              int64_t window, double scale);
 /// logits [..., V], labels [...] -> (sum of -log softmax at the label over
 /// positions with label != ignoreIndex, as a 0-d tensor of sumDType; count
 /// of such positions, 0-d I64). Labels outside [0, V) (other than

@@ -331,7 +331,7 @@ func.func @attention_key_rank(%q: tensor<2x4x8x16xf32>, %k: tensor<2x8x16xf32>) 
 // Key and value share one type (ODS AllTypesMatch).
 func.func @attention_key_value_mismatch(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x8xf32>) -> tensor<1x2x8x4xf32> {
   // expected-error @+1 {{'glimmer.attention' op failed to verify that all of {key, value} have same type}}
-  %o, %lse = "glimmer.attention"(%q, %k, %v) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0>, scale = 1.0 : f64}> : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x8xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  %o, %lse = "glimmer.attention"(%q, %k, %v) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, scale = 1.0 : f64}> : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x8xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
   return %o : tensor<1x2x8x4xf32>
 }
 
@@ -385,7 +385,7 @@ func.func @attention_zero_scale(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> 
 // Query positions without key positions (generic form only).
 func.func @attention_unpaired_positions(%q: tensor<1x2x8x4xf32>, %pos: tensor<1x8xi64>) -> tensor<1x2x8x4xf32> {
   // expected-error @+1 {{'glimmer.attention' op expects query and key positions together or neither}}
-  %o, %lse = "glimmer.attention"(%q, %q, %q, %pos) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>, scale = 1.0 : f64}> : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x8xi64>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  %o, %lse = "glimmer.attention"(%q, %q, %q, %pos) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0>, scale = 1.0 : f64}> : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x8xi64>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
   return %o : tensor<1x2x8x4xf32>
 }
 
@@ -394,8 +394,47 @@ func.func @attention_unpaired_positions(%q: tensor<1x2x8x4xf32>, %pos: tensor<1x
 // Key documents without query documents (generic form only).
 func.func @attention_grad_unpaired_documents(%x: tensor<1x2x8x4xf32>, %lse: tensor<1x2x8xf32>, %doc: tensor<1x8xi64>) -> tensor<1x2x8x4xf32> {
   // expected-error @+1 {{'glimmer.attention_grad' op expects query and key documents together or neither}}
-  %dq, %dk, %dv = "glimmer.attention_grad"(%x, %x, %x, %x, %x, %lse, %doc) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 1>, scale = 1.0 : f64}> : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x8xi64>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  %dq, %dk, %dv = "glimmer.attention_grad"(%x, %x, %x, %x, %x, %lse, %doc) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0>, scale = 1.0 : f64}> : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x8xi64>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
   return %dq : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// Key blocks without query blocks (generic form only).
+func.func @attention_unpaired_blocks(%q: tensor<1x2x8x4xf32>, %blk: tensor<1x8xi64>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'glimmer.attention' op expects query and key blocks together or neither}}
+  %o, %lse = "glimmer.attention"(%q, %q, %q, %blk) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>, scale = 1.0 : f64}> : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x8xi64>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  return %o : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// Blocks widen what causality hides: without causal they mean nothing.
+func.func @attention_blocks_not_causal(%q: tensor<1x2x8x4xf32>, %blk: tensor<1x8xi64>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'glimmer.attention' op expects blocks and a window only with causal attention}}
+  %o, %lse = glimmer.attention %q, %q, %q blocks(%blk, %blk : tensor<1x8xi64>, tensor<1x8xi64>) scale = 0.5
+      : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
+  return %o : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// A window of 0 keys.
+func.func @attention_grad_empty_window(%x: tensor<1x2x8x4xf32>, %lse: tensor<1x2x8xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'glimmer.attention_grad' op expects window > 0, got 0}}
+  %dq, %dk, %dv = glimmer.attention_grad %x, %x, %x, %x, %x, %lse causal window = 0 scale = 0.5
+      : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
+  return %dq : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// Key blocks are [B, Tk].
+func.func @attention_key_blocks_shape(%q: tensor<1x2x8x4xf32>, %qb: tensor<1x8xi64>, %kb: tensor<1x4xi64>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'glimmer.attention' op expects key blocks of shape [1, 8], got [1, 4]}}
+  %o, %lse = glimmer.attention %q, %q, %q blocks(%qb, %kb : tensor<1x8xi64>, tensor<1x4xi64>) causal scale = 0.5
+      : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
+  return %o : tensor<1x2x8x4xf32>
 }
 
 // -----

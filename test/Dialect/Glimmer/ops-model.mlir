@@ -173,6 +173,23 @@ func.func @attention_causal_gqa(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf3
 
 // -----
 
+// A sliding window and bidirectional blocks (Gemma 3's sliding layer), with
+// i32 block ids and Tk > Tq (gathered CP keys); its VJP carries both.
+// CHECK-LABEL: func.func @attention_window_blocks
+// CHECK: glimmer.attention %{{.*}}, %{{.*}}, %{{.*}} positions(%{{.*}}, %{{.*}} : tensor<2x4xi64>, tensor<2x8xi64>) blocks(%{{.*}}, %{{.*}} : tensor<2x4xi32>, tensor<2x8xi32>) causal window = 3 scale = 1.250000e-01 : tensor<2x4x4x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x4x16xf32>, tensor<2x4x4xf32>
+// CHECK: glimmer.attention_grad {{.*}} blocks(%{{.*}}, %{{.*}} : tensor<2x4xi32>, tensor<2x8xi32>) causal window = 3 scale = 1.250000e-01
+func.func @attention_window_blocks(%q: tensor<2x4x4x16xf32>, %k: tensor<2x4x8x16xf32>,
+                                   %qpos: tensor<2x4xi64>, %kpos: tensor<2x8xi64>,
+                                   %qb: tensor<2x4xi32>, %kb: tensor<2x8xi32>) -> tensor<2x4x4x16xf32> {
+  %o, %lse = glimmer.attention %q, %k, %k positions(%qpos, %kpos : tensor<2x4xi64>, tensor<2x8xi64>) blocks(%qb, %kb : tensor<2x4xi32>, tensor<2x8xi32>) causal window = 3 scale = 0.125
+      : tensor<2x4x4x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x4x16xf32>, tensor<2x4x4xf32>
+  %dq, %dk, %dv = glimmer.attention_grad %o, %q, %k, %k, %o, %lse positions(%qpos, %kpos : tensor<2x4xi64>, tensor<2x8xi64>) blocks(%qb, %kb : tensor<2x4xi32>, tensor<2x8xi32>) causal window = 3 scale = 0.125
+      : tensor<2x4x4x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x4xf32>
+  return %dq : tensor<2x4x4x16xf32>
+}
+
+// -----
+
 // Causal attention with i32 document ids and Tk > Tq (gathered CP keys).
 // CHECK-LABEL: func.func @attention_documents_causal
 // CHECK: glimmer.attention %{{.*}}, %{{.*}}, %{{.*}} positions(%{{.*}}, %{{.*}} : tensor<2x4xi64>, tensor<2x8xi64>) documents(%{{.*}}, %{{.*}} : tensor<2x4xi32>, tensor<2x8xi32>) causal scale = 1.250000e-01 : tensor<2x4x4x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x4x16xf32>, tensor<2x4x4xf32>

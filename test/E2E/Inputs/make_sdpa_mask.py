@@ -8,6 +8,8 @@ tokens `token_type_ids` marks 0), grouped-query attention (4 query heads,
 2 key/value heads, enable_gqa). Layer 2: an additive float mask (0 / -inf)
 that is causal and hides padding keys (`token_type_ids` 2); sample 1 starts
 with two padding tokens, so its first two queries see no key at all.
+Layer 3: a mask no per-token term expresses (a key is visible when its
+token id is at most the query's), which the importer spells out.
 
 usage: make_sdpa_mask.py OUTDIR
 """
@@ -47,6 +49,7 @@ class SdpaMaskLM(torch.nn.Module):
         self.embed = torch.nn.Embedding(V, D)
         self.prefix_attn = Attention(HKV)
         self.padded_attn = Attention(H)
+        self.ordered_attn = Attention(HKV)
         self.norm = torch.nn.LayerNorm(D)
         self.head = torch.nn.Linear(D, V, bias=False)
 
@@ -60,6 +63,8 @@ class SdpaMaskLM(torch.nn.Module):
         keep = causal & (token_type_ids != 2)[:, None, None, :]
         additive = x.new_zeros(keep.shape).masked_fill(~keep, float("-inf"))
         x = x + self.padded_attn(x, additive)
+        ordered = (input_ids[:, None, None, :] <= input_ids[:, None, :, None]) | causal
+        x = x + self.ordered_attn(x, ordered)
         logits = self.head(self.norm(x))
         return F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=-100)
 
@@ -72,6 +77,14 @@ class CausalAndMask(torch.nn.Module):
 class IntegerMask(torch.nn.Module):
     def forward(self, q, mask):
         return F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+
+
+class AntiCausalMask(torch.nn.Module):
+    def forward(self, q, mask):
+        # Known at import time, but no form of positions: keys at or after
+        # the query.
+        upper = torch.ones(4, 4, dtype=torch.bool).triu()
+        return F.scaled_dot_product_attention(q, q, q, attn_mask=upper)
 
 
 class UnevenHeads(torch.nn.Module):
@@ -107,3 +120,4 @@ torch.jit.script(CausalAndMask()).save(f"{out}/causal_and_mask.pt")
 torch.jit.script(IntegerMask()).save(f"{out}/integer_mask.pt")
 torch.jit.script(WideMask()).save(f"{out}/wide_mask.pt")
 torch.jit.script(UnevenHeads()).save(f"{out}/uneven_heads.pt")
+torch.jit.script(AntiCausalMask()).save(f"{out}/anti_causal.pt")

@@ -27,11 +27,16 @@ from torch_oracle import promote_module
 def retarget_device_constants(module, device):
     """Traced graphs record the tracing device in ops such as arange; points
     those constants at `device` so the whole module runs there."""
+    graphs = []
     for sub in module.modules():
+        # Every method: a submodule called twice with other shapes is traced
+        # as forward, forward1, ... (Gemma 3's rotary embedding).
         try:
-            graph = sub.forward.graph
-        except (AttributeError, RuntimeError):
+            names = sub._c._method_names()
+        except AttributeError:
             continue
+        graphs += [sub._c._get_method(name).graph for name in names]
+    for graph in graphs:
         for node in list(graph.nodes()):
             if (node.kind() == "prim::Constant"
                     and str(node.output().type()) == "Device"):

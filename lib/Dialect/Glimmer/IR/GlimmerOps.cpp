@@ -548,7 +548,9 @@ LogicalResult RopeOp::verify() {
 /// (output, lse) types.
 static FailureOr<std::pair<Type, Type>>
 verifyAttentionOperands(Operation *op, Value q, Value k, Value v, Value qPos,
-                        Value kPos, Value qDoc, Value kDoc, double scale) {
+                        Value kPos, Value qDoc, Value kDoc, Value qBlk,
+                        Value kBlk, bool causal, std::optional<int64_t> window,
+                        double scale) {
   for (auto [val, name] : {std::pair{q, "query"}, std::pair{k, "key"},
                            std::pair{v, "value"}})
     if (failed(checkRank(op, val, 4, Twine(name).concat(" [B, H, T, D]").str())))
@@ -587,6 +589,21 @@ verifyAttentionOperands(Operation *op, Value q, Value k, Value v, Value qPos,
         failed(checkShape(op, kDoc, "key documents", {b, tk})))
       return failure();
   }
+  if (!qBlk != !kBlk)
+    return op->emitOpError()
+           << "expects query and key blocks together or neither";
+  // Blocks widen causal visibility and the window narrows it: neither means
+  // anything without causality.
+  if ((qBlk || window) && !causal)
+    return op->emitOpError()
+           << "expects blocks and a window only with causal attention";
+  if (window && *window <= 0)
+    return op->emitOpError() << "expects window > 0, got " << *window;
+  if (qBlk) {
+    if (failed(checkShape(op, qBlk, "query blocks", {b, tq})) ||
+        failed(checkShape(op, kBlk, "key blocks", {b, tk})))
+      return failure();
+  }
   Type lseElement = qt.getElementType().isF64()
                         ? Type(Float64Type::get(op->getContext()))
                         : Type(Float32Type::get(op->getContext()));
@@ -598,6 +615,7 @@ LogicalResult AttentionOp::verify() {
   auto expected = verifyAttentionOperands(
       *this, getQuery(), getKey(), getValue(), getQueryPositions(),
       getKeyPositions(), getQueryDocuments(), getKeyDocuments(),
+      getQueryBlocks(), getKeyBlocks(), getCausal(), getWindow(),
       getScale().convertToDouble());
   if (failed(expected))
     return failure();
@@ -610,6 +628,7 @@ LogicalResult AttentionGradOp::verify() {
   auto expected = verifyAttentionOperands(
       *this, getQuery(), getKey(), getValue(), getQueryPositions(),
       getKeyPositions(), getQueryDocuments(), getKeyDocuments(),
+      getQueryBlocks(), getKeyBlocks(), getCausal(), getWindow(),
       getScale().convertToDouble());
   if (failed(expected))
     return failure();

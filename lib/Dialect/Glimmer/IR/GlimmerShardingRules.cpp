@@ -325,6 +325,10 @@ ShardingRule AttentionOp::getShardingRule() {
     rule.addOperand({b, tq});
     rule.addOperand({b, tk});
   }
+  if (getQueryBlocks()) {
+    rule.addOperand({b, tq});
+    rule.addOperand({b, tk});
+  }
   rule.addResult({b, qHeads, tq, dv});
   rule.addResult({b, qHeads, tq});
   return rule;

@@ -673,7 +673,8 @@ LogicalResult AttentionOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
       b, getLoc(), getQuery().getType(), getKey().getType(),
       getValue().getType(), g, getQuery(), getKey(), getValue(), getOutput(),
       getLse(), getQueryPositions(), getKeyPositions(), getQueryDocuments(),
-      getKeyDocuments(), getCausalAttr(), getScaleAttr());
+      getKeyDocuments(), getQueryBlocks(), getKeyBlocks(), getCausalAttr(),
+      getWindowAttr(), getScaleAttr());
   operandGrads[0] = grad.getQueryGrad();
   operandGrads[1] = grad.getKeyGrad();
   operandGrads[2] = grad.getValueGrad();

@@ -19,14 +19,14 @@ using namespace mlir;
 using namespace glimmer;
 using namespace glimmer::detail;
 
-/// Attention reads its keys' positions and document ids along the whole
-/// sequence of its samples: they are cut to the samples only, by the
+/// Attention reads its keys' positions, document ids and block ids along the
+/// whole sequence of its samples: they are cut to the samples only, by the
 /// attention's own rule.
 static bool isKeySide(OpOperand &use) {
   auto attention = dyn_cast<AttentionOp>(use.getOwner());
   if (!attention)
     return false;
-  for (unsigned segment : {4u, 6u}) {
+  for (unsigned segment : {4u, 6u, 8u}) {
     auto [start, length] = attention.getODSOperandIndexAndLength(segment);
     if (length == 1 && use.getOperandNumber() == start)
       return true;

@@ -82,3 +82,35 @@ module attributes {glimmer.spmd = #glimmer.spmd<"cp=2">} {
     return %y : tensor<1x8x8xf32>
   }
 }
+
+// -----
+
+// Block ids for bidirectional attention (Gemma 3's image numbering, a
+// cumulative sum along the sequence) are computed on the full sequence and
+// then permuted like the positions: the attention's mask terms stay exact
+// under the permutation.
+// CHECK-LABEL: func.func @block_ids_permuted_after_numbering
+// CHECK-SAME: %[[TOK:[^:]*]]: tensor<2x8xi64> {glimmer.input = "tokens"}, %[[TYPES:[^:]*]]: tensor<2x8xi64>
+// CHECK: %[[IMG:.*]] = glimmer.compare eq, %[[TYPES]]
+// CHECK: %[[SUM:.*]] = glimmer.cumsum %{{.*}} dim = 1 : tensor<2x8xi64>
+// CHECK: %[[BLK:.*]] = glimmer.select %[[IMG]], %{{.*}}, %{{.*}} : tensor<2x8xi1>, tensor<2x8xi64>
+// CHECK-DAG: %[[BP:.*]] = glimmer.cp_permute %[[BLK]] dim = 1 cp = 2 balancer = head_tail : tensor<2x8xi64>
+// CHECK-DAG: %[[PP:.*]] = glimmer.cp_permute %{{.*}} dim = 1 cp = 2 balancer = head_tail : tensor<2x8xi64>
+// CHECK: glimmer.attention %{{.*}}, %{{.*}}, %{{.*}} positions(%[[PP]], %[[PP]] : {{.*}}) blocks(%[[BP]], %[[BP]] : {{.*}}) causal window = 2
+module attributes {glimmer.spmd = #glimmer.spmd<"cp=2">} {
+  func.func @block_ids_permuted_after_numbering(%tokens: tensor<2x8xi64> {glimmer.input = "tokens"}, %types: tensor<2x8xi64> {glimmer.input = "token_type_ids"}, %table: tensor<16x4xf32>) -> tensor<2x1x8x4xf32> {
+    %e = glimmer.embedding %table, %tokens : tensor<16x4xf32>, tensor<2x8xi64> -> tensor<2x8x4xf32>
+    %x = glimmer.reshape %e : tensor<2x8x4xf32> -> tensor<2x1x8x4xf32>
+    %one = glimmer.constant dense<1> : tensor<2x8xi64>
+    %none = glimmer.constant dense<-1> : tensor<2x8xi64>
+    %img = glimmer.compare eq, %types, %one : tensor<2x8xi64>
+    %n = glimmer.convert %img : tensor<2x8xi1> to tensor<2x8xi64>
+    %sum = glimmer.cumsum %n dim = 1 : tensor<2x8xi64>
+    %grp = glimmer.sub %sum, %one : tensor<2x8xi64>
+    %blk = glimmer.select %img, %grp, %none : tensor<2x8xi1>, tensor<2x8xi64>
+    %pos = glimmer.iota dim = 1 : tensor<2x8xi64>
+    %o, %lse = glimmer.attention %x, %x, %x positions(%pos, %pos : tensor<2x8xi64>, tensor<2x8xi64>) blocks(%blk, %blk : tensor<2x8xi64>, tensor<2x8xi64>) causal window = 2 scale = 0.5
+        : tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32> -> tensor<2x1x8x4xf32>, tensor<2x1x8xf32>
+    return %o : tensor<2x1x8x4xf32>
+  }
+}

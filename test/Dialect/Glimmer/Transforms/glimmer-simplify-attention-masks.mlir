@@ -69,3 +69,16 @@ func.func @documents_keep_positions(%q: tensor<1x2x8x4xf32>, %doc: tensor<1x8xi6
   %o, %lse = glimmer.attention %q, %q, %q positions(%pos, %pos : tensor<1x8xi64>, tensor<1x8xi64>) documents(%doc, %doc : tensor<1x8xi64>, tensor<1x8xi64>) causal scale = 0.5 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
   return %o : tensor<1x2x8x4xf32>
 }
+
+// -----
+
+// Iota positions go, the window and the blocks stay: the runtime reads the
+// indices as positions for both.
+// CHECK-LABEL: func.func @index_window_blocks
+// CHECK: glimmer.attention %{{.*}}, %{{.*}}, %{{.*}} blocks(%{{.*}}, %{{.*}} : tensor<2x8xi64>, tensor<2x8xi64>) causal window = 4 scale
+func.func @index_window_blocks(%q: tensor<2x4x8x16xbf16>, %k: tensor<2x2x8x16xbf16>, %blk: tensor<2x8xi64>) -> tensor<2x4x8x16xbf16> {
+  %pos = glimmer.iota dim = 1 : tensor<2x8xi64>
+  %o, %lse = glimmer.attention %q, %k, %k positions(%pos, %pos : tensor<2x8xi64>, tensor<2x8xi64>) blocks(%blk, %blk : tensor<2x8xi64>, tensor<2x8xi64>) causal window = 4 scale = 0.25
+      : tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16> -> tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>
+  return %o : tensor<2x4x8x16xbf16>
+}

@@ -600,12 +600,32 @@ def Glimmer_AttentionOp : Glimmer_Op<"attention",
     positions takes the indices as positions (query `i` sees key `j` iff
     `j <= i`), as `glimmer-simplify-attention-masks` leaves it when the
     positions are the sequence index. Optional document ids further restrict
-    attention to equal ids. Returns the output and the row
-    log-sum-exp `[B, Hq, Tq]` (f32 or f64) that the backward pass reuses.
+    attention to equal ids. Two more terms express the masks of
+    prefix-LM and interleaved image models without a `[Tq, Tk]` mask, both
+    only with `causal`:
+
+    * `blocks(%qb, %kb)`: query `i` also sees key `j` beyond causality when
+      `qb[b, i] >= 0` and `qb[b, i] == kb[b, j]` (bidirectional attention
+      inside a block: a prefix, an image);
+    * `window = W`: key `j` is visible only if
+      `query_positions[b, i] - key_positions[b, j] < W` (a sliding window;
+      it applies to the block term too).
+
+    In full: `visible = same document && within the window && (kpos <= qpos
+    || same non-negative block)`. Every term is a function of per-token
+    values, which context parallelism permutes with the tokens. Returns the
+    output and the row log-sum-exp `[B, Hq, Tq]` (f32 or f64) that the
+    backward pass reuses.
 
     ```mlir
     %o, %lse = glimmer.attention %q, %k, %v
         positions(%pos, %pos : tensor<2x8xi64>, tensor<2x8xi64>) causal scale = 0.25
+        : tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>
+          -> tensor<2x4x8x16xf32>, tensor<2x4x8xf32>
+    %o2, %lse2 = glimmer.attention %q, %k, %v
+        positions(%pos, %pos : tensor<2x8xi64>, tensor<2x8xi64>)
+        blocks(%blk, %blk : tensor<2x8xi64>, tensor<2x8xi64>)
+        causal window = 4 scale = 0.25
         : tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>
           -> tensor<2x4x8x16xf32>, tensor<2x4x8xf32>
     ```
@@ -616,13 +636,17 @@ def Glimmer_AttentionOp : Glimmer_Op<"attention",
                        Optional<Glimmer_IndexTensor>:$key_positions,
                        Optional<Glimmer_IndexTensor>:$query_documents,
                        Optional<Glimmer_IndexTensor>:$key_documents,
-                       UnitAttr:$causal, F64Attr:$scale);
+                       Optional<Glimmer_IndexTensor>:$query_blocks,
+                       Optional<Glimmer_IndexTensor>:$key_blocks,
+                       UnitAttr:$causal, OptionalAttr<I64Attr>:$window,
+                       F64Attr:$scale);
   let results = (outs Glimmer_FloatTensor:$output, Glimmer_FloatTensor:$lse);
   let assemblyFormat = [{
     $query `,` $key `,` $value
     (`positions` `(` $query_positions^ `,` $key_positions `:` type($query_positions) `,` type($key_positions) `)`)?
     (`documents` `(` $query_documents^ `,` $key_documents `:` type($query_documents) `,` type($key_documents) `)`)?
-    (`causal` $causal^)? `scale` `=` $scale attr-dict `:` type($query) `,` type($key)
+    (`blocks` `(` $query_blocks^ `,` $key_blocks `:` type($query_blocks) `,` type($key_blocks) `)`)?
+    (`causal` $causal^)? (`window` `=` $window^)? `scale` `=` $scale attr-dict `:` type($query) `,` type($key)
     `->` type($output) `,` type($lse)
   }];
   let hasVerifier = 1;
@@ -650,7 +674,10 @@ def Glimmer_AttentionGradOp : Glimmer_Op<"attention_grad",
                        Optional<Glimmer_IndexTensor>:$key_positions,
                        Optional<Glimmer_IndexTensor>:$query_documents,
                        Optional<Glimmer_IndexTensor>:$key_documents,
-                       UnitAttr:$causal, F64Attr:$scale);
+                       Optional<Glimmer_IndexTensor>:$query_blocks,
+                       Optional<Glimmer_IndexTensor>:$key_blocks,
+                       UnitAttr:$causal, OptionalAttr<I64Attr>:$window,
+                       F64Attr:$scale);
   let results = (outs Glimmer_FloatTensor:$query_grad,
                       Glimmer_FloatTensor:$key_grad,
                       Glimmer_FloatTensor:$value_grad);
@@ -658,7 +685,8 @@ def Glimmer_AttentionGradOp : Glimmer_Op<"attention_grad",
     $grad `,` $query `,` $key `,` $value `,` $output `,` $lse
     (`positions` `(` $query_positions^ `,` $key_positions `:` type($query_positions) `,` type($key_positions) `)`)?
     (`documents` `(` $query_documents^ `,` $key_documents `:` type($query_documents) `,` type($key_documents) `)`)?
-    (`causal` $causal^)? `scale` `=` $scale attr-dict `:` type($query) `,` type($key) `,` type($lse)
+    (`blocks` `(` $query_blocks^ `,` $key_blocks `:` type($query_blocks) `,` type($key_blocks) `)`)?
+    (`causal` $causal^)? (`window` `=` $window^)? `scale` `=` $scale attr-dict `:` type($query) `,` type($key) `,` type($lse)
   }];
   let hasVerifier = 1;
 }

@@ -672,7 +672,8 @@ def GlimmerSimplifyAttentionMasks
       query `i` iff `j <= i`, which is what causal attention without
       positions means.
 
-    Both are dropped from `glimmer.attention` and `glimmer.attention_grad`.
+    Both are dropped from `glimmer.attention` and `glimmer.attention_grad`
+    (a window and blocks stay: with index positions they compare indices).
     A kernel then knows from the call alone that the mask is the plain
     (index-)causal one or none, and the CUDA backend runs those in cuDNN's
     fused flash attention (where the runtime enables it) instead of the

@@ -1,0 +1,114 @@
+"""Writes a tiny language model whose attention masks are built the way
+transformers' masking_utils builds them (index tensors broadcast against
+each other, per-token ids gathered at [batch_idx, q_idx] and
+[batch_idx, kv_idx], combined with & and |), and a batch for it.
+
+Layer 1, PaliGemma's prefix-LM: causal | (same non-negative block), the
+block ids 0 on the prefix (token_type_ids 0) and -1 elsewhere; a boolean
+mask, grouped-query attention.
+Layer 2, Gemma 3's sliding-window layer: window & (causal | same image
+block), the image blocks numbered by a cumulative sum of block starts from
+token_type_ids 1; an additive mask (0 / the most negative float). One image
+block is longer than the window, so its first tokens stay visible to its
+last ones only through the block term.
+Layer 3, a sliding window known at trace time (a Mistral-style constant
+causal band).
+
+usage: make_hf_masks.py OUTDIR
+"""
+
+import sys
+
+import torch
+import torch.nn.functional as F
+from safetensors.torch import save_file
+
+V, D, H, HKV, T, WINDOW = 32, 16, 4, 2, 16, 3
+
+
+class Attention(torch.nn.Module):
+    def __init__(self, kv_heads):
+        super().__init__()
+        self.kv = kv_heads
+        self.q = torch.nn.Linear(D, D, bias=False)
+        self.k = torch.nn.Linear(D, D // H * kv_heads, bias=False)
+        self.v = torch.nn.Linear(D, D // H * kv_heads, bias=False)
+        self.o = torch.nn.Linear(D, D, bias=False)
+
+    def forward(self, x, mask):
+        B = x.shape[0]
+        q = self.q(x).view(B, T, H, D // H).transpose(1, 2)
+        k = self.k(x).view(B, T, self.kv, D // H).transpose(1, 2)
+        v = self.v(x).view(B, T, self.kv, D // H).transpose(1, 2)
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                           enable_gqa=self.kv != H)
+        return self.o(y.transpose(1, 2).reshape(B, T, D))
+
+
+def index_grids(B):
+    """masking_utils' _non_vmap_expansion_sdpa: [B,1,1,1], [1,1,T,1], [1,1,1,T]."""
+    batch_idx = torch.arange(B)[:, None, None, None]
+    q_idx = torch.arange(T)[None, None, :, None]
+    kv_idx = torch.arange(T)[None, None, None, :]
+    return batch_idx, q_idx, kv_idx
+
+
+def same_block(ids, batch_idx, q_idx, kv_idx):
+    q_group = ids[batch_idx, q_idx]
+    kv_group = ids[batch_idx, kv_idx]
+    return (q_group == kv_group) & (q_group >= 0)
+
+
+class HfMaskLM(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.embed = torch.nn.Embedding(V, D)
+        self.prefix_attn = Attention(HKV)
+        self.sliding_attn = Attention(H)
+        self.band_attn = Attention(HKV)
+        self.norm = torch.nn.LayerNorm(D)
+        self.head = torch.nn.Linear(D, V, bias=False)
+
+    def forward(self, input_ids, token_type_ids, labels):
+        B = input_ids.shape[0]
+        x = self.embed(input_ids)
+        batch_idx, q_idx, kv_idx = index_grids(B)
+        causal = kv_idx <= q_idx
+        # PaliGemma: the prefix is one bidirectional block.
+        prefix_ids = torch.where(token_type_ids == 0, 0, -1)
+        prefix_lm = causal | same_block(prefix_ids, batch_idx, q_idx, kv_idx)
+        x = x + self.prefix_attn(x, prefix_lm.expand(B, 1, T, T))
+        # Gemma 3: image blocks numbered by where they start.
+        is_image = token_type_ids == 1
+        previous = F.pad(is_image, (1, 0), value=False)[:, :-1]
+        starts = is_image & ~previous
+        group_ids = torch.cumsum(starts.int(), dim=1) - 1
+        image_ids = torch.where(is_image, group_ids, -1)
+        window = kv_idx > q_idx - WINDOW
+        sliding = window & (causal | same_block(image_ids, batch_idx, q_idx, kv_idx))
+        additive = torch.where(sliding.expand(B, 1, T, T), 0.0,
+                               torch.finfo(x.dtype).min)
+        x = x + self.sliding_attn(x, additive.to(x.dtype))
+        # A band known at trace time.
+        band = (kv_idx <= q_idx) & (q_idx - kv_idx < WINDOW)
+        x = x + self.band_attn(x, band)
+        logits = self.head(self.norm(x))
+        return F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=-100)
+
+
+out = sys.argv[1]
+gen = torch.Generator().manual_seed(1)
+ids = torch.randint(0, V, (2, T), generator=gen)
+types = torch.full((2, T), 2, dtype=torch.int64)
+types[0, :6] = 0          # sample 0: a prefix of 6 tokens, across a cp=2 chunk (4 tokens)
+types[1, 3:10] = 1        # sample 1: an image of 7 tokens (longer than the window)
+types[1, 12:14] = 1       # and one of 2
+types[1, 0:2] = 0         # and a prefix of 2
+labels = ids.clone()
+labels[types != 2] = -100
+batch = {"input_ids": ids, "token_type_ids": types, "labels": labels}
+model = HfMaskLM()
+traced = torch.jit.trace(model, tuple(batch.values()), check_trace=False)
+traced.save(f"{out}/hf_masks.pt")
+save_file(batch, f"{out}/hf_masks.batch.safetensors")
