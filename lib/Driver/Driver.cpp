@@ -138,6 +138,7 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   watch = Stopwatch();
   PassManager pm(&context);
   pm.addNestedPass<func::FuncOp>(createGlimmerRecognizeVisionMerge());
+  pm.addNestedPass<func::FuncOp>(createGlimmerRecognizeAttention());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (mixedPrecision)

@@ -7,8 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "AttentionMasks.h"
 #include "Importer.h"
+
+#include "glimmer/Dialect/Glimmer/Transforms/AttentionMasks.h"
 
 #include <torch/csrc/jit/ir/constants.h>
 
@@ -1616,61 +1617,11 @@ void Importer::registerConverters() {
         fail("attn_mask and is_causal given together");
       form = *read;
     }
-    causal = causal || form.causal;
-    // Per-token values as the mask code read them ([Bs, 1..., T, 1] or
-    // [Bs, 1..., 1, T], Bs the batch or 1) -> [B, T].
-    auto perToken = [&](MValue x, int64_t t) {
-      auto xs = shapeOf(x);
-      MValue r = reshape(x, {xs.size() > 2 ? xs[0] : 1, t});
-      return broadcastTo(r, {qs[0], t});
-    };
-    MValue qBlocks, kBlocks;
-    if (form.queryBlocks) {
-      qBlocks = perToken(form.queryBlocks, qs[2]);
-      kBlocks = perToken(form.keyBlocks, ks[2]);
-      if (form.blockMembers) {
-        // Membership of one block: id 0 for members, -1 for the rest.
-        qBlocks = select(qBlocks, Imp::ofInt(0), Imp::ofInt(-1));
-        kBlocks = select(kBlocks, Imp::ofInt(0), Imp::ofInt(-1));
-      } else {
-        qBlocks = convert(qBlocks, i64());
-        kBlocks = convert(kBlocks, i64());
-      }
-    }
-    // Per-token conditions (padding) as document ids: a query sees only
-    // keys of its own id, and ids that fail a condition meet nothing
-    // (-1 for queries, -2 for keys).
-    MValue qDocs, kDocs;
-    if (!form.queryKeep.empty() || !form.keyKeep.empty()) {
-      auto ids = [&](const std::vector<mlir::Value> &keep, int64_t t,
-                     int64_t none) {
-        MValue id = splat({qs[0], t}, i64(), 0);
-        for (mlir::Value k : keep)
-          id = select(perToken(k, t), Imp::ofTensor(id), Imp::ofInt(none));
-        return id;
-      };
-      qDocs = ids(form.queryKeep, qs[2], -1);
-      kDocs = ids(form.keyKeep, ks[2], -2);
-    }
-    MValue qPos, kPos;
-    if (causal) {
-      // Global view: token i sits at position i. The causal mask is a
-      // comparison of positions, which survives the CP permutation.
-      if (qs[2] != ks[2])
-        fail("causal attention with different query and key lengths is not "
-             "supported");
-      qPos = IotaOp::create(b, loc, tensorType({qs[0], qs[2]}, i64()),
-                            b.getI64IntegerAttr(1));
-      kPos = qPos;
-    }
-    Type lseElem = elemOf(q).isF64() ? b.getF64Type() : f32();
-    auto attn = AttentionOp::create(
-        b, loc, tensorType(qs, elemOf(q)),
-        tensorType({qs[0], qs[1], qs[2]}, lseElem), q, k, v, qPos, kPos,
-        qDocs, kDocs, qBlocks, kBlocks,
-        causal ? b.getUnitAttr() : nullptr,
-        form.window ? b.getI64IntegerAttr(*form.window) : mlir::IntegerAttr(),
-        b.getF64FloatAttr(scale));
+    form.causal = causal || form.causal;
+    if (form.causal && qs[2] != ks[2])
+      fail("causal attention with different query and key lengths is not "
+           "supported");
+    AttentionOp attn = buildMaskedAttention(b, loc, q, k, v, form, scale);
     setTensor(n, attn.getOutput());
   };
   C["aten::cross_entropy_loss"] = [this](jit::Node *n) {

@@ -14,6 +14,10 @@ last ones only through the block term.
 Layer 3, a sliding window known at trace time (a Mistral-style constant
 causal band).
 
+hf_masks_eager.pt is the same model with Hugging Face's eager attention
+(keys and values repeated for GQA, q @ k^T * scale plus the mask as 0 / the
+most negative float, an f32 softmax, @ v) instead of SDPA.
+
 usage: make_hf_masks.py OUTDIR
 """
 
@@ -26,7 +30,28 @@ from safetensors.torch import save_file
 V, D, H, HKV, T, WINDOW = 32, 16, 4, 2, 16, 3
 
 
+def repeat_kv(x, n_rep):
+    B, H, T, Dh = x.shape
+    if n_rep == 1:
+        return x
+    return x[:, :, None, :, :].expand(B, H, n_rep, T, Dh).reshape(B, H * n_rep, T, Dh)
+
+
+def eager_attention(q, k, v, mask):
+    """transformers' eager_attention_forward."""
+    n_rep = q.shape[1] // k.shape[1]
+    k, v = repeat_kv(k, n_rep), repeat_kv(v, n_rep)
+    weights = torch.matmul(q, k.transpose(2, 3)) * q.shape[-1] ** -0.5
+    if mask.dtype == torch.bool:
+        mask = torch.where(mask, 0.0, torch.finfo(q.dtype).min).to(q.dtype)
+    weights = weights + mask
+    weights = F.softmax(weights, dim=-1, dtype=torch.float32).to(q.dtype)
+    return torch.matmul(weights, v)
+
+
 class Attention(torch.nn.Module):
+    eager = False
+
     def __init__(self, kv_heads):
         super().__init__()
         self.kv = kv_heads
@@ -40,8 +65,11 @@ class Attention(torch.nn.Module):
         q = self.q(x).view(B, T, H, D // H).transpose(1, 2)
         k = self.k(x).view(B, T, self.kv, D // H).transpose(1, 2)
         v = self.v(x).view(B, T, self.kv, D // H).transpose(1, 2)
-        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
-                                           enable_gqa=self.kv != H)
+        if Attention.eager:
+            y = eager_attention(q, k, v, mask)
+        else:
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                               enable_gqa=self.kv != H)
         return self.o(y.transpose(1, 2).reshape(B, T, D))
 
 
@@ -112,3 +140,8 @@ model = HfMaskLM()
 traced = torch.jit.trace(model, tuple(batch.values()), check_trace=False)
 traced.save(f"{out}/hf_masks.pt")
 save_file(batch, f"{out}/hf_masks.batch.safetensors")
+Attention.eager = True
+eager = HfMaskLM()
+with torch.no_grad():
+    assert torch.allclose(eager(*batch.values()), model(*batch.values()), atol=1e-6)
+torch.jit.trace(eager, tuple(batch.values()), check_trace=False).save(f"{out}/hf_masks_eager.pt")

@@ -58,6 +58,51 @@ def GlimmerMaterializeMesh : Pass<"glimmer-materialize-mesh", "::mlir::ModuleOp"
   let dependentDialects = ["::glimmer::GlimmerDialect"];
 }
 
+def GlimmerRecognizeAttention
+    : Pass<"glimmer-recognize-attention", "::mlir::func::FuncOp"> {
+  let summary = "Rewrites spelled-out softmax attention into glimmer.attention";
+  let description = [{
+    Models traced with eager attention (Hugging Face's
+    `attn_implementation="eager"`) compute it op by op:
+    `softmax(q @ k^T * scale + mask) @ v`, with the `[B, H, Tq, Tk]` scores
+    and probabilities in memory and, under context parallelism, a mask cut
+    along the queries. This pass recognises that chain and replaces it with
+    `glimmer.attention`, whose kernels never build the score matrix, reading
+    the additive mask into per-token terms (causal positions, a window,
+    bidirectional blocks) as the importer does for
+    `scaled_dot_product_attention`.
+
+    Matched exactly: a softmax along the last dimension of
+    `matmul(q, transpose(k, [0, 1, 3, 2])) * c` (or the matmul's
+    `transpose_rhs`; c a positive splat),
+    optionally plus a broadcast mask, whose result only feeds
+    `matmul(p, v)`; q, k and v are `[B, H, T, D]`, the scores used nowhere
+    else. Without a mask the attention is unmasked. A mask is rewritten
+    only when every query keeps at least its own key (masking with the most
+    negative float then equals masking with -inf); any other mask, or any
+    other chain, is left as it is.
+
+    Before:
+    ```mlir
+    %kt = glimmer.transpose %k permutation = [0, 1, 3, 2] : tensor<2x4x8x16xf32> -> tensor<2x4x16x8xf32>
+    %s = glimmer.matmul %q, %kt : tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32> -> tensor<2x4x8x8xf32>
+    %ss = glimmer.mul %s, %scale : tensor<2x4x8x8xf32>
+    %m = glimmer.add %ss, %mask : tensor<2x4x8x8xf32>
+    %p = glimmer.softmax %m dim = 3 : tensor<2x4x8x8xf32>
+    %o = glimmer.matmul %p, %v : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+    ```
+    After (`%mask` the causal one):
+    ```mlir
+    %pos = glimmer.iota dim = 1 : tensor<2x8xi64>
+    %o, %lse = glimmer.attention %q, %k, %v
+        positions(%pos, %pos : tensor<2x8xi64>, tensor<2x8xi64>) causal scale = 0.25
+        : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
+          -> tensor<2x4x8x16xf32>, tensor<2x4x8xf32>
+    ```
+  }];
+  let dependentDialects = ["::glimmer::GlimmerDialect"];
+}
+
 def GlimmerRecognizeVisionMerge
     : Pass<"glimmer-recognize-vision-merge", "::mlir::func::FuncOp"> {
   let summary = "Rewrites a model's image-feature merge into vision ops";

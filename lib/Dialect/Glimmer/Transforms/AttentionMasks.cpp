@@ -15,9 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "AttentionMasks.h"
-
-#include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
+#include "glimmer/Dialect/Glimmer/Transforms/AttentionMasks.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -25,9 +23,8 @@
 #include <cmath>
 
 using namespace mlir;
-using namespace glimmer;
 
-namespace glimmer::detail {
+namespace glimmer {
 
 std::optional<AttentionMaskForm>
 classifyMaskMatrix(int64_t rows, int64_t cols, const std::vector<bool> &bits) {
@@ -96,6 +93,24 @@ Value throughWidening(Value v) {
   return v;
 }
 
+/// Through widening broadcasts and reshapes that only add or drop unit
+/// dimensions ahead of the last two ([Tq, Tk] -> [1, 1, Tq, Tk]): the value
+/// the mask code computed.
+Value throughUnitDims(Value v) {
+  while (true) {
+    v = throughWidening(v);
+    auto r = v.getDefiningOp<ReshapeOp>();
+    if (!r)
+      return v;
+    auto in = cast<RankedTensorType>(r.getInput().getType());
+    auto out = cast<RankedTensorType>(r.getType());
+    if (in.getRank() < 2 ||
+        in.getShape().take_back(2) != out.getShape().take_back(2))
+      return v;
+    v = r.getInput();
+  }
+}
+
 /// The value of a splat constant, seen through broadcasts.
 std::optional<Attribute> splatOf(Value v) {
   while (auto bc = v.getDefiningOp<BroadcastInDimOp>())
@@ -141,7 +156,7 @@ std::optional<int64_t> intSplat(Value v) {
 /// head: that [Tq, Tk] matrix.
 std::optional<std::vector<bool>> constantMatrix(Value v, int64_t tq,
                                                 int64_t tk) {
-  v = throughWidening(v);
+  v = throughUnitDims(v);
   auto c = v.getDefiningOp<ConstantOp>();
   if (!c)
     return std::nullopt;
@@ -228,18 +243,8 @@ public:
   bool conjoin(Value v, Conjunction &c) {
     if (std::optional<bool> s = boolSplat(v))
       return *s; // all true adds nothing; all false is no attention form
-    // A reshape that only adds or drops unit dimensions ahead of the last
-    // two ([B, Tq, Tk] -> [B, 1, Tq, Tk]).
-    while (auto r = v.getDefiningOp<ReshapeOp>()) {
-      auto in = cast<RankedTensorType>(r.getInput().getType());
-      auto out = cast<RankedTensorType>(r.getType());
-      if (in.getRank() < 2 ||
-          in.getShape().take_back(2) != out.getShape().take_back(2) ||
-          in.getNumElements() != out.getNumElements())
-        break;
-      v = r.getInput();
-    }
-    Value side = throughWidening(v);
+    v = throughUnitDims(v);
+    Value side = v;
     if (cast<RankedTensorType>(side.getType()).getElementType().isInteger(1)) {
       if (isSide(side, true, tq)) {
         c.queryKeep.push_back(side);
@@ -290,20 +295,13 @@ private:
   /// `qb == kb && qb >= 0` (or kb >= 0), in either order; or membership of
   /// both sides, `inQ && inK` (one block).
   bool readBlock(Value v, Conjunction::Block &block) {
-    while (auto r = v.getDefiningOp<ReshapeOp>()) {
-      auto in = cast<RankedTensorType>(r.getInput().getType());
-      auto out = cast<RankedTensorType>(r.getType());
-      if (in.getRank() < 2 ||
-          in.getShape().take_back(2) != out.getShape().take_back(2))
-        break;
-      v = r.getInput();
-    }
+    v = throughUnitDims(v);
     auto sel = v.getDefiningOp<SelectOp>();
     std::optional<bool> f = sel ? boolSplat(sel.getOnFalse()) : std::nullopt;
     if (!f || *f)
       return false;
-    Value a = throughWidening(sel.getCond()),
-          b = throughWidening(sel.getOnTrue());
+    Value a = throughUnitDims(sel.getCond()),
+          b = throughUnitDims(sel.getOnTrue());
     if (isSide(b, true, tq) && isSide(a, false, tk))
       std::swap(a, b);
     if (isSide(a, true, tq) && isSide(b, false, tk) &&
@@ -318,12 +316,12 @@ private:
       Value q, k;
       if (!readEquality(eq, q, k))
         continue;
-      Value g = throughWidening(guard);
+      Value g = throughUnitDims(guard);
       auto cmp = g.getDefiningOp<CompareOp>();
       if (!cmp)
         continue;
       std::optional<int64_t> bound = intSplat(cmp.getRhs());
-      Value x = cmp.getLhs();
+      Value x = throughUnitDims(cmp.getLhs());
       bool nonNegative =
           bound && ((cmp.getDirection() == CompareDirection::GE && *bound == 0) ||
                     (cmp.getDirection() == CompareDirection::GT && *bound == -1));
@@ -343,7 +341,7 @@ private:
         !isa<IntegerType>(
             cast<RankedTensorType>(cmp.getLhs().getType()).getElementType()))
       return false;
-    Value l = throughWidening(cmp.getLhs()), r = throughWidening(cmp.getRhs());
+    Value l = throughUnitDims(cmp.getLhs()), r = throughUnitDims(cmp.getRhs());
     if (isSide(r, true, tq) && isSide(l, false, tk))
       std::swap(l, r);
     if (!isSide(l, true, tq) || !isSide(r, false, tk))
@@ -359,6 +357,7 @@ private:
 } // namespace
 
 std::optional<AttentionMaskForm> recognizeAttentionMask(Value mask) {
+  mask = throughWidening(mask);
   auto type = dyn_cast<RankedTensorType>(mask.getType());
   if (!type || type.getRank() != 4)
     return std::nullopt;
@@ -368,6 +367,35 @@ std::optional<AttentionMaskForm> recognizeAttentionMask(Value mask) {
   // the forms below is empty (causal attention sees its own position), so
   // adding the most negative float is then exactly masking with -inf.
   if (isa<FloatType>(type.getElementType())) {
+    // Known at import: a constant of 0 and large negatives (no row of the
+    // constant forms is empty).
+    if (auto c = throughUnitDims(mask).getDefiningOp<ConstantOp>()) {
+      auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+      if (!dense)
+        return std::nullopt;
+      std::vector<bool> bits;
+      for (APFloat x : dense.getValues<APFloat>()) {
+        double d = x.convertToDouble();
+        if (d != 0.0 && !(d <= -1e30))
+          return std::nullopt;
+        bits.push_back(d == 0.0);
+      }
+      auto ctype = cast<RankedTensorType>(c.getType());
+      if (ctype.getRank() < 2)
+        return std::nullopt;
+      int64_t rows = ctype.getDimSize(ctype.getRank() - 2),
+              cols = ctype.getDimSize(ctype.getRank() - 1);
+      if (rows != tq || cols != tk)
+        return std::nullopt;
+      for (size_t n = size_t(rows * cols); n < bits.size(); ++n)
+        if (bits[n] != bits[n % size_t(rows * cols)])
+          return std::nullopt;
+      bits.resize(size_t(rows * cols));
+      std::optional<AttentionMaskForm> form = classifyMaskMatrix(tq, tk, bits);
+      if (form && form->window && !form->causal)
+        return std::nullopt;
+      return form;
+    }
     auto sel = mask.getDefiningOp<SelectOp>();
     std::optional<double> keep =
         sel ? floatSplat(sel.getOnTrue()) : std::nullopt;
@@ -424,4 +452,96 @@ std::optional<AttentionMaskForm> recognizeAttentionMask(Value mask) {
   return form;
 }
 
-} // namespace glimmer::detail
+namespace {
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// A per-token value as the mask code read it ([Bs, 1..., T, 1] or
+/// [Bs, 1..., 1, T], Bs the batch or 1) as [B, T].
+Value perToken(OpBuilder &b, Location loc, Value x, int64_t batch, int64_t t) {
+  RankedTensorType type = typeOf(x);
+  int64_t bs = type.getRank() > 2 ? type.getDimSize(0) : 1;
+  auto flat = RankedTensorType::get({bs, t}, type.getElementType());
+  if (type != flat)
+    x = ReshapeOp::create(b, loc, flat, x);
+  if (bs != batch)
+    x = BroadcastInDimOp::create(
+        b, loc, RankedTensorType::get({batch, t}, type.getElementType()), x,
+        b.getDenseI64ArrayAttr({0, 1}));
+  return x;
+}
+
+Value splatI64(OpBuilder &b, Location loc, int64_t batch, int64_t t,
+               int64_t value) {
+  auto type = RankedTensorType::get({batch, t}, b.getI64Type());
+  return ConstantOp::create(
+      b, loc, DenseElementsAttr::get(type, b.getI64IntegerAttr(value)));
+}
+
+/// cond ? onTrue : onFalse of [B, T] i64 values.
+Value choose(OpBuilder &b, Location loc, Value cond, Value onTrue,
+             Value onFalse) {
+  return SelectOp::create(b, loc, onTrue.getType(), cond, onTrue, onFalse);
+}
+
+} // namespace
+
+AttentionOp buildMaskedAttention(OpBuilder &b, Location loc, Value q, Value k,
+                                 Value v, const AttentionMaskForm &form,
+                                 double scale) {
+  ArrayRef<int64_t> qs = typeOf(q).getShape(), ks = typeOf(k).getShape();
+  int64_t batch = qs[0], tq = qs[2], tk = ks[2];
+  Value qBlocks, kBlocks;
+  if (form.queryBlocks) {
+    qBlocks = perToken(b, loc, form.queryBlocks, batch, tq);
+    kBlocks = perToken(b, loc, form.keyBlocks, batch, tk);
+    if (form.blockMembers) {
+      // Membership of one block: id 0 for members, -1 for the rest.
+      qBlocks = choose(b, loc, qBlocks, splatI64(b, loc, batch, tq, 0),
+                       splatI64(b, loc, batch, tq, -1));
+      kBlocks = choose(b, loc, kBlocks, splatI64(b, loc, batch, tk, 0),
+                       splatI64(b, loc, batch, tk, -1));
+    } else {
+      auto toI64 = [&](Value x) -> Value {
+        auto type = RankedTensorType::get(typeOf(x).getShape(),
+                                          b.getI64Type());
+        return type == x.getType() ? x : ConvertOp::create(b, loc, type, x);
+      };
+      qBlocks = toI64(qBlocks);
+      kBlocks = toI64(kBlocks);
+    }
+  }
+  // Per-token conditions (padding) as document ids: a query sees only keys
+  // of its own id, and ids that fail a condition meet nothing (-1 for
+  // queries, -2 for keys).
+  Value qDocs, kDocs;
+  if (!form.queryKeep.empty() || !form.keyKeep.empty()) {
+    auto ids = [&](ArrayRef<Value> keep, int64_t t, int64_t none) {
+      Value id = splatI64(b, loc, batch, t, 0);
+      for (Value c : keep)
+        id = choose(b, loc, perToken(b, loc, c, batch, t), id,
+                    splatI64(b, loc, batch, t, none));
+      return id;
+    };
+    qDocs = ids(form.queryKeep, tq, -1);
+    kDocs = ids(form.keyKeep, tk, -2);
+  }
+  // Global view: token i sits at position i. The causal mask is a
+  // comparison of positions, which survives the CP permutation.
+  Value pos;
+  if (form.causal)
+    pos = IotaOp::create(b, loc,
+                         RankedTensorType::get({batch, tq}, b.getI64Type()),
+                         b.getI64IntegerAttr(1));
+  Type lseElem = typeOf(q).getElementType().isF64()
+                     ? Type(b.getF64Type())
+                     : Type(b.getF32Type());
+  return AttentionOp::create(
+      b, loc, q.getType(), RankedTensorType::get({batch, qs[1], tq}, lseElem),
+      q, k, v, pos, pos, qDocs, kDocs, qBlocks, kBlocks,
+      form.causal ? b.getUnitAttr() : nullptr,
+      form.window ? b.getI64IntegerAttr(*form.window) : IntegerAttr(),
+      b.getF64FloatAttr(scale));
+}
+
+} // namespace glimmer

@@ -1,24 +1,28 @@
 //===- AttentionMasks.h - Attention masks as per-token terms ----*- C++ -*-===//
 //
-// Private to lib/Import. Reads the mask a traced model hands to
-// scaled_dot_product_attention and, where it can, says it as the terms of
+// Reads the mask a model hands to its attention (scaled_dot_product_attention
+// at import, or a spelled-out softmax attention in
+// glimmer-recognize-attention) and, where it can, says it as the terms of
 // glimmer.attention (causal positions, a sliding window, bidirectional
-// blocks), all functions of per-token values: the [Tq, Tk] mask is never
-// computed, and context parallelism permutes the per-token values with the
-// tokens.
+// blocks, document ids), all functions of per-token values: the [Tq, Tk]
+// mask is never computed, and context parallelism permutes the per-token
+// values with the tokens.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GLIMMER_LIB_IMPORT_ATTENTIONMASKS_H
-#define GLIMMER_LIB_IMPORT_ATTENTIONMASKS_H
+#ifndef GLIMMER_DIALECT_GLIMMER_TRANSFORMS_ATTENTIONMASKS_H
+#define GLIMMER_DIALECT_GLIMMER_TRANSFORMS_ATTENTIONMASKS_H
 
+#include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
+
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 
 #include <cstdint>
 #include <optional>
 #include <vector>
 
-namespace glimmer::detail {
+namespace glimmer {
 
 /// A mask as glimmer.attention's terms:
 ///   visible(i, j) = queryKeep[i] && keyKeep[j] &&
@@ -54,6 +58,13 @@ classifyMaskMatrix(int64_t rows, int64_t cols, const std::vector<bool> &bits);
 /// spells the attention out).
 std::optional<AttentionMaskForm> recognizeAttentionMask(mlir::Value mask);
 
-} // namespace glimmer::detail
+/// glimmer.attention of q [B, Hq, Tq, D], k/v [B, Hkv, Tk, D] with the mask
+/// `form`: the per-token values reshaped to [B, T], sequence-index positions
+/// when causal (which needs Tq == Tk), padding conditions as document ids.
+AttentionOp buildMaskedAttention(mlir::OpBuilder &b, mlir::Location loc,
+                                 mlir::Value q, mlir::Value k, mlir::Value v,
+                                 const AttentionMaskForm &form, double scale);
 
-#endif // GLIMMER_LIB_IMPORT_ATTENTIONMASKS_H
+} // namespace glimmer
+
+#endif // GLIMMER_DIALECT_GLIMMER_TRANSFORMS_ATTENTIONMASKS_H
