@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace glimmer_rt::messages {
@@ -43,6 +44,48 @@ inline std::string badGradScale(const Tensor &scale, const Tensor &param) {
     return "";
   return "expects grad_scale to be a scalar of the param's type, got " +
          scale.describe() + " for param " + param.describe();
+}
+
+/// The per-token mask operands of attention (positions, documents and
+/// blocks, each for queries [B, Tq] and keys [B, Tk], i32 or i64, both or
+/// neither) and the window (>= 0; blocks and a window only with causal
+/// attention). The error message, or "" when they are fine.
+inline std::string badAttentionMask(const Tensor &qPositions,
+                                    const Tensor &kPositions,
+                                    const Tensor &qDocuments,
+                                    const Tensor &kDocuments,
+                                    const Tensor &qBlocks,
+                                    const Tensor &kBlocks, bool causal,
+                                    int64_t window, int64_t B, int64_t Tq,
+                                    int64_t Tk) {
+  struct Pair {
+    const Tensor &q, &k;
+    const char *what;
+  };
+  for (const Pair &p : {Pair{qPositions, kPositions, "positions"},
+                        Pair{qDocuments, kDocuments, "documents"},
+                        Pair{qBlocks, kBlocks, "blocks"}}) {
+    if (p.q.defined() != p.k.defined())
+      return std::string("expects query and key ") + p.what +
+             " together or neither";
+    if (!p.q.defined())
+      continue;
+    for (auto [t, side, len] : {std::tuple{&p.q, "query", Tq},
+                                std::tuple{&p.k, "key", Tk}}) {
+      std::string name = std::string(side) + " " + p.what;
+      if (t->dtype() != DType::I32 && t->dtype() != DType::I64)
+        return "expects " + name + " of type i32 or i64, got " +
+               t->describe();
+      if (t->shape() != Shape{B, len})
+        return "expects " + name + " of shape " + shapeString({B, len}) +
+               ", got " + t->describe();
+    }
+  }
+  if (!causal && (qBlocks.defined() || window != 0))
+    return "expects blocks and a window only with causal attention";
+  if (window < 0)
+    return "expects a window >= 0 (0: none), got " + std::to_string(window);
+  return "";
 }
 
 /// Whether a tensor of `narrow` elements enters an optimizer update or

@@ -1505,33 +1505,21 @@ AttentionShape checkAttention(const char *op, const Tensor &q, const Tensor &k,
             ") must be a multiple of key/value heads (" +
             std::to_string(s.Hkv) + ")");
   check(scale > 0, op, "expects scale > 0, got " + std::to_string(scale));
-  check(qPositions.defined() == kPositions.defined(), op,
-        "expects query and key positions together or neither");
-  check(qDocuments.defined() == kDocuments.defined(), op,
-        "expects query and key documents together or neither");
-  check(qBlocks.defined() == kBlocks.defined(), op,
-        "expects query and key blocks together or neither");
-  check(causal || (!qBlocks.defined() && window == 0), op,
-        "expects blocks and a window only with causal attention");
-  check(window >= 0, op,
-        "expects a window >= 0 (0: none), got " + std::to_string(window));
+  std::string mask = messages::badAttentionMask(
+      qPositions, kPositions, qDocuments, kDocuments, qBlocks, kBlocks,
+      causal, window, s.B, s.Tq, s.Tk);
+  check(mask.empty(), op, mask);
   if (qPositions.defined()) {
     s.qPos = indexValues(op, qPositions, "query positions");
     s.kPos = indexValues(op, kPositions, "key positions");
-    requireShape(op, qPositions, "query positions", {s.B, s.Tq});
-    requireShape(op, kPositions, "key positions", {s.B, s.Tk});
   }
   if (qDocuments.defined()) {
     s.qDoc = indexValues(op, qDocuments, "query documents");
     s.kDoc = indexValues(op, kDocuments, "key documents");
-    requireShape(op, qDocuments, "query documents", {s.B, s.Tq});
-    requireShape(op, kDocuments, "key documents", {s.B, s.Tk});
   }
   if (qBlocks.defined()) {
     s.qBlk = indexValues(op, qBlocks, "query blocks");
     s.kBlk = indexValues(op, kBlocks, "key blocks");
-    requireShape(op, qBlocks, "query blocks", {s.B, s.Tq});
-    requireShape(op, kBlocks, "key blocks", {s.B, s.Tk});
   }
   return s;
 }

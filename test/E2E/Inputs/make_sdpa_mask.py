@@ -20,26 +20,7 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import save_file
 
-V, D, H, HKV, T = 32, 16, 4, 2, 16
-
-
-class Attention(torch.nn.Module):
-    def __init__(self, kv_heads):
-        super().__init__()
-        self.kv = kv_heads
-        self.q = torch.nn.Linear(D, D, bias=False)
-        self.k = torch.nn.Linear(D, D // H * kv_heads, bias=False)
-        self.v = torch.nn.Linear(D, D // H * kv_heads, bias=False)
-        self.o = torch.nn.Linear(D, D, bias=False)
-
-    def forward(self, x, mask):
-        B = x.shape[0]
-        q = self.q(x).view(B, T, H, D // H).transpose(1, 2)
-        k = self.k(x).view(B, T, self.kv, D // H).transpose(1, 2)
-        v = self.v(x).view(B, T, self.kv, D // H).transpose(1, 2)
-        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
-                                           enable_gqa=self.kv != H)
-        return self.o(y.transpose(1, 2).reshape(B, T, D))
+from mask_attention import HKV, D, H, T, V, Attention
 
 
 class SdpaMaskLM(torch.nn.Module):
