@@ -8,10 +8,11 @@
 //  * constant [Tq, Tk] matrices: what depended only on indices (causal,
 //    window) folds at import;
 //  * comparisons of a query-side value [B, 1, Tq, 1] with a key-side value
-//    [B, 1, 1, Tk], both broadcast to [B, 1, Tq, Tk].
+//    [B, 1, 1, Tk], both broadcast to [B, 1, Tq, Tk];
+//  * per-token conditions of one side (padding).
 // This reads such a tree into the terms glimmer.attention takes. What it
-// cannot read (another combination, a padding mask) is left to the caller,
-// which spells the attention out exactly.
+// cannot read (another combination) is left to the caller, which keeps the
+// attention spelled out, exactly as the model computes it.
 //
 //===----------------------------------------------------------------------===//
 
