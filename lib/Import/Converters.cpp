@@ -14,6 +14,7 @@
 #include <torch/csrc/jit/ir/constants.h>
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <limits>
 
@@ -1449,66 +1450,110 @@ void Importer::registerConverters() {
   // a product with a constant [in, out] matrix per axis, W first, then H,
   // as PyTorch interpolates. Autodiff, the sharding rules and both
   // backends come with the matmuls.
-  C["aten::upsample_bilinear2d"] = [this](jit::Node *n) {
-    MValue x = tensorIn(n, 0);
-    std::vector<int64_t> xs(shapeOf(x).begin(), shapeOf(x).end());
-    if (xs.size() != 4)
-      fail("upsample_bilinear2d expects an [N, C, H, W] input, got " +
-           shapeString(xs));
-    bool alignCorners = in(n, 2).asInt() != 0;
-    std::vector<int64_t> out;
-    std::vector<double> scales;
-    if (in(n, 1).kind == Imp::List) {
-      out = intList(in(n, 1));
-    } else {
-      for (const Imp &f : in(n, 3).list)
-        scales.push_back(f.asDouble());
-      if (scales.size() != 2)
-        fail("upsample_bilinear2d expects an output size or two scale "
-             "factors");
-      for (int d = 0; d < 2; ++d)
-        out.push_back(int64_t(std::floor(double(xs[2 + d]) * scales[d])));
-    }
-    if (out.size() != 2 || out[0] <= 0 || out[1] <= 0)
-      fail("upsample_bilinear2d expects a positive [H, W] output size, got " +
-           shapeString(out));
-    bool wide = elemOf(x).isF64();
-    // PyTorch's weights, in the input's precision: the source coordinate of
-    // output i, its two neighbours and their shares.
-    auto weights = [&](int64_t in, int64_t outSize, double scale,
-                       auto real) -> at::Tensor {
-      using R = decltype(real);
-      at::Tensor w = at::zeros({in, outSize}, wide ? at::kDouble : at::kFloat);
-      R ratio = alignCorners ? (outSize > 1 ? R(in - 1) / R(outSize - 1) : R(0))
-                : scale > 0  ? R(1.0 / scale)
-                             : R(in) / R(outSize);
-      auto acc = w.accessor<R, 2>();
-      for (int64_t i = 0; i < outSize; ++i) {
-        if (in == outSize) {
-          acc[i][i] = R(1);
-          continue;
+  // Separable resizing (F.interpolate with 2-D modes, as LLaVA-OneVision
+  // shrinks a large image's features): y = Wh^T x Ww with constant
+  // interpolation matrices. Each matrix is what PyTorch's own kernel does to
+  // the unit vectors of its axis (the other axis one row, which every mode
+  // copies), in the input's precision, so every mode's weights (bilinear,
+  // bicubic, their antialiased forms, nearest) are PyTorch's.
+  using Resizer = std::function<at::Tensor(
+      const at::Tensor &, at::IntArrayRef, bool, std::optional<double>,
+      std::optional<double>)>;
+  auto resize = [this](const char *name, bool hasAlignCorners, Resizer op) {
+    return [this, name, hasAlignCorners, op](jit::Node *n) {
+      std::string what(name);
+      MValue x = tensorIn(n, 0);
+      std::vector<int64_t> xs(shapeOf(x).begin(), shapeOf(x).end());
+      if (xs.size() != 4)
+        fail(what + " expects an [N, C, H, W] input, got " + shapeString(xs));
+      bool alignCorners = hasAlignCorners && in(n, 2).asInt() != 0;
+      // (input, output_size, [align_corners,] scale_factors) of the .vec
+      // overloads, or (.., scales_h, scales_w).
+      size_t scalesAt = hasAlignCorners ? 3 : 2;
+      std::vector<int64_t> out;
+      std::vector<std::optional<double>> scales(2);
+      if (n->inputs().size() > scalesAt) {
+        const Imp &s = in(n, scalesAt);
+        if (s.kind == Imp::List) {
+          if (s.list.size() != 2)
+            fail(what + " expects an output size or two scale factors");
+          for (int d = 0; d < 2; ++d)
+            scales[d] = s.list[d].asDouble();
+        } else if (s.kind != Imp::None && n->inputs().size() > scalesAt + 1) {
+          scales[0] = s.asDouble();
+          if (in(n, scalesAt + 1).kind != Imp::None)
+            scales[1] = in(n, scalesAt + 1).asDouble();
         }
-        R src = alignCorners ? ratio * R(i) : ratio * (R(i) + R(0.5)) - R(0.5);
-        if (src < R(0))
-          src = R(0);
-        int64_t i0 = int64_t(src), i1 = i0 < in - 1 ? i0 + 1 : i0;
-        R l1 = std::min(std::max(src - R(i0), R(0)), R(1));
-        acc[i0][i] += R(1) - l1;
-        acc[i1][i] += l1;
       }
-      return w;
+      if (in(n, 1).kind == Imp::List) {
+        out = intList(in(n, 1));
+      } else {
+        if (!scales[0] || !scales[1])
+          fail(what + " expects an output size or two scale factors");
+        for (int d = 0; d < 2; ++d)
+          out.push_back(int64_t(std::floor(double(xs[2 + d]) * *scales[d])));
+      }
+      if (out.size() != 2 || out[0] <= 0 || out[1] <= 0)
+        fail(what + " expects a positive [H, W] output size, got " +
+             shapeString(out));
+      auto dtype = elemOf(x).isF64() ? at::kDouble : at::kFloat;
+      // [in, out] for axis d (0: H, 1: W).
+      auto matrix = [&](int d) {
+        int64_t size = xs[2 + d];
+        at::Tensor basis = at::eye(size, at::TensorOptions().dtype(dtype));
+        at::Tensor y;
+        if (d == 1) {
+          y = op(basis.reshape({1, size, 1, size}), out, alignCorners,
+                 scales[0], scales[1]);
+          return y.select(0, 0).select(1, 0).contiguous();
+        }
+        y = op(basis.reshape({1, size, size, 1}), out, alignCorners, scales[0],
+               scales[1]);
+        return y.select(0, 0).select(2, 0).contiguous();
+      };
+      MValue ww = convert(constantFromTensor(matrix(1)), elemOf(x));
+      MValue wh = convert(constantFromTensor(matrix(0)), elemOf(x));
+      MValue y = matmul(x, ww);                            // [N, C, H, W']
+      y = matmul(transpose(y, {0, 1, 3, 2}), wh);          // [N, C, W', H']
+      setTensor(n, transpose(y, {0, 1, 3, 2}));
     };
-    auto axis = [&](int d) {
-      double scale = scales.empty() ? 0.0 : scales[d];
-      return wide ? weights(xs[2 + d], out[d], scale, double())
-                  : weights(xs[2 + d], out[d], scale, float());
-    };
-    MValue ww = convert(constantFromTensor(axis(1)), elemOf(x));
-    MValue wh = convert(constantFromTensor(axis(0)), elemOf(x));
-    MValue y = matmul(x, ww);                            // [N, C, H, W']
-    y = matmul(transpose(y, {0, 1, 3, 2}), wh);          // [N, C, W', H']
-    setTensor(n, transpose(y, {0, 1, 3, 2}));
   };
+  C["aten::upsample_bilinear2d"] = resize(
+      "upsample_bilinear2d", true,
+      [](const at::Tensor &x, at::IntArrayRef out, bool align,
+         std::optional<double> sh, std::optional<double> sw) {
+        return at::upsample_bilinear2d(x, out, align, sh, sw);
+      });
+  C["aten::_upsample_bilinear2d_aa"] = resize(
+      "_upsample_bilinear2d_aa", true,
+      [](const at::Tensor &x, at::IntArrayRef out, bool align,
+         std::optional<double> sh, std::optional<double> sw) {
+        return at::_upsample_bilinear2d_aa(x, out, align, sh, sw);
+      });
+  C["aten::upsample_bicubic2d"] = resize(
+      "upsample_bicubic2d", true,
+      [](const at::Tensor &x, at::IntArrayRef out, bool align,
+         std::optional<double> sh, std::optional<double> sw) {
+        return at::upsample_bicubic2d(x, out, align, sh, sw);
+      });
+  C["aten::_upsample_bicubic2d_aa"] = resize(
+      "_upsample_bicubic2d_aa", true,
+      [](const at::Tensor &x, at::IntArrayRef out, bool align,
+         std::optional<double> sh, std::optional<double> sw) {
+        return at::_upsample_bicubic2d_aa(x, out, align, sh, sw);
+      });
+  C["aten::upsample_nearest2d"] = resize(
+      "upsample_nearest2d", false,
+      [](const at::Tensor &x, at::IntArrayRef out, bool,
+         std::optional<double> sh, std::optional<double> sw) {
+        return at::upsample_nearest2d(x, out, sh, sw);
+      });
+  C["aten::_upsample_nearest_exact2d"] = resize(
+      "_upsample_nearest_exact2d", false,
+      [](const at::Tensor &x, at::IntArrayRef out, bool,
+         std::optional<double> sh, std::optional<double> sw) {
+        return at::_upsample_nearest_exact2d(x, out, sh, sw);
+      });
   // Average pooling over non-overlapping windows (stride = kernel, no
   // padding), as projectors pool image tokens: a reshape of each pooled
   // dimension into (windows, kernel) and a mean over the kernels.

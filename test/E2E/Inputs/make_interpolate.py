@@ -1,5 +1,7 @@
-"""Writes a tiny model whose loss goes through F.interpolate(mode="bilinear")
-(as LLaVA-OneVision shrinks a large image's features), and a batch for it;
+"""Writes a tiny model whose loss goes through F.interpolate (bilinear, as
+LLaVA-OneVision shrinks a large image's features, and the other 2-D modes:
+antialiased bilinear and bicubic, bicubic, nearest, nearest-exact), and a
+batch for it;
 and scripted modules whose resizing the importer refuses (a 3-D input, one
 scale factor for two axes, an empty output size).
 
@@ -7,7 +9,9 @@ The feature map [2, 3, 5, 7] comes from a convolution (so the resizing's
 gradient reaches parameters); it is shrunk to a size (to 3x4, the ratios
 not integers), grown by scale factors (1.5 and 2.0: PyTorch takes its
 sampling step from the factors), resized with align_corners and kept at
-its size along one axis (the identity there).
+its size along one axis (the identity there); then shrunk with
+antialiasing, resized bicubically (with and without antialiasing) and by
+nearest neighbours.
 
 usage: make_interpolate.py OUTDIR
 """
@@ -24,7 +28,7 @@ class Resize(torch.nn.Module):
         super().__init__()
         torch.manual_seed(0)
         self.conv = torch.nn.Conv2d(2, 3, 3, padding=1)
-        self.head = torch.nn.Linear(4 * 3 + 7 * 14 + 4 * 9 + 5 * 4, 5)
+        self.head = torch.nn.Linear(4 * 3 + 7 * 14 + 4 * 9 + 5 * 4 + 12 + 36 + 6 + 15 + 12, 5)
 
     def forward(self, pixels, labels):
         f = self.conv(pixels)                                       # [2, 3, 5, 7]
@@ -32,7 +36,15 @@ class Resize(torch.nn.Module):
         up = F.interpolate(f, scale_factor=(1.5, 2.0), mode="bilinear")
         corners = F.interpolate(f, [4, 9], mode="bilinear", align_corners=True)
         keep_h = F.interpolate(f, [5, 4], mode="bilinear")
-        feats = torch.cat([t.flatten(2) for t in (down, up, corners, keep_h)], -1)
+        # The other modes: antialiased shrinking, bicubic (whose weights go
+        # negative), nearest.
+        aa = F.interpolate(f, [3, 4], mode="bilinear", antialias=True)
+        cubic = F.interpolate(f, [4, 9], mode="bicubic")
+        cubic_aa = F.interpolate(f, [2, 3], mode="bicubic", antialias=True)
+        nearest = F.interpolate(f, [3, 5], mode="nearest")
+        exact = F.interpolate(f, [4, 3], mode="nearest-exact")
+        feats = torch.cat([t.flatten(2) for t in (down, up, corners, keep_h, aa, cubic,
+                                                  cubic_aa, nearest, exact)], -1)
         return F.cross_entropy(self.head(feats).flatten(0, 1), labels.flatten())
 
 
