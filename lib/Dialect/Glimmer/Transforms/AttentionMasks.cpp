@@ -134,14 +134,6 @@ std::optional<bool> boolSplat(Value v) {
   return std::nullopt;
 }
 
-std::optional<double> floatSplat(Value v) {
-  auto a = splatOf(v);
-  if (!a)
-    return std::nullopt;
-  if (auto f = dyn_cast<FloatAttr>(*a))
-    return f.getValueAsDouble();
-  return std::nullopt;
-}
 
 std::optional<int64_t> intSplat(Value v) {
   auto a = splatOf(v);
@@ -356,6 +348,15 @@ private:
 };
 
 } // namespace
+
+std::optional<double> floatSplat(Value v) {
+  auto a = splatOf(v);
+  if (!a)
+    return std::nullopt;
+  if (auto f = dyn_cast<FloatAttr>(*a))
+    return f.getValueAsDouble();
+  return std::nullopt;
+}
 
 std::optional<AttentionMaskForm> recognizeAttentionMask(Value mask) {
   mask = throughWidening(mask);

@@ -23,18 +23,6 @@ namespace {
 
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
-/// The value of a float splat constant, seen through broadcasts.
-std::optional<double> floatSplat(Value v) {
-  while (auto bc = v.getDefiningOp<BroadcastInDimOp>())
-    v = bc.getInput();
-  auto c = v.getDefiningOp<ConstantOp>();
-  auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : nullptr;
-  if (!dense || !dense.isSplat() ||
-      !isa<FloatType>(dense.getElementType()))
-    return std::nullopt;
-  return dense.getSplatValue<APFloat>().convertToDouble();
-}
-
 /// The pieces of one spelled-out attention.
 struct Match {
   Value q, k, v, mask;

@@ -58,6 +58,10 @@ classifyMaskMatrix(int64_t rows, int64_t cols, const std::vector<bool> &bits);
 /// spells the attention out).
 std::optional<AttentionMaskForm> recognizeAttentionMask(mlir::Value mask);
 
+/// The value of a floating-point splat constant (through broadcasts), as a
+/// mask's 0 and large negatives or a score scale are written.
+std::optional<double> floatSplat(mlir::Value v);
+
 /// glimmer.attention of q [B, Hq, Tq, D], k/v [B, Hkv, Tk, D] with the mask
 /// `form`: the per-token values reshaped to [B, T], sequence-index positions
 /// when causal (which needs Tq == Tk), padding conditions as document ids.
