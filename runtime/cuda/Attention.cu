@@ -60,6 +60,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace glimmer_rt {
 namespace cuda {
@@ -186,6 +187,27 @@ __device__ __forceinline__ bool tileVisible(const AttnArgs<T> &a, int64_t b,
   if (a.docs && (ks[2] > qs[3] || qs[2] > ks[3]))
     return false;
   return true;
+}
+
+/// Whether every key of key tile kt (BK rows) is visible to every query of
+/// query tile qt (BQ rows), both tiles whole: the kernels then leave out the
+/// per-element mask, which was a large share of their instructions. Under
+/// causality that is every key at or before every query (blocks only add
+/// keys) and, with a window, within it; with documents, one document.
+template <typename T>
+__device__ __forceinline__ bool tileFull(const AttnArgs<T> &a, int64_t b,
+                                         int64_t qt, int64_t kt, int64_t BQ,
+                                         int64_t BK) {
+  if ((qt + 1) * BQ > a.Tq || (kt + 1) * BK > a.Tk)
+    return false;
+  if (!a.qStats)
+    return true; // no mask
+  const int64_t *qs = a.qStats + (b * a.nQT + qt) * kStatsPerTile;
+  const int64_t *ks = a.kStats + (b * a.nKT + kt) * kStatsPerTile;
+  if (a.causal &&
+      (ks[1] > qs[0] || (a.window > 0 && qs[1] - ks[0] >= a.window)))
+    return false;
+  return !a.docs || (qs[2] == qs[3] && ks[2] == ks[3] && qs[2] == ks[2]);
 }
 
 template <typename A>
