@@ -224,3 +224,29 @@ def blocks_window_roundtrip(B, T, cp, window, seed):
               q_blocks=head_tail(blk, 1, cp), k_blocks=head_tail(blk, 1, cp),
               causal=True, window=window)
     return kw, attn_mask(B, T, T, pos, pos, causal=True, qblk=blk, kblk=blk, window=window)
+
+
+def check_blocks_window_roundtrip(rt, cp, D, rand, dev, devkw, ref, close):
+    """Bidirectional blocks (some longer than the window) and a sliding window
+    over a sequence permuted head-tail on the device (rt.cp_permute), with the
+    permuted positions and blocks: the output and the gradients of the
+    runtime `rt`, permuted back, must be attention under the mask of the
+    sequence in order. B = 2, 4 heads, T = 160, window 20; inputs from
+    rand(shape, seed), moved by dev / devkw; the reference is attn_ref on
+    ref(array) (its precision), compared by close(actual, expected)."""
+    B, H, T = 2, 4, 160
+    q, k, v, dout = (rand((B, H, T, D), 410 + s) for s in range(4))
+    kw, mask = blocks_window_roundtrip(B, T, cp, 20, 414)
+    perm = lambda a: rt.cp_permute(dev(a), 2, cp)  # noqa: E731
+    back = lambda x: rt.cp_permute(x, 2, cp, rt.Balancer.HeadTail, True)  # noqa: E731
+    scale = D ** -0.5
+    pq, pk, pv, dkw = perm(q), perm(k), perm(v), devkw(kw)
+    out, lse = rt.attention(pq, pk, pv, scale=scale, **dkw)
+    tq, tk, tv = (ref(a).requires_grad_() for a in (q, k, v))
+    ref_out, _ = attn_ref(tq, tk, tv, mask, scale)
+    close(back(out), ref_out)
+    gq, gk, gv = torch.autograd.grad(ref_out, (tq, tk, tv), ref(dout))
+    dq, dk, dv = rt.attention_grad(perm(dout), pq, pk, pv, out, lse, scale=scale, **dkw)
+    close(back(dq), gq)
+    close(back(dk), gk)
+    close(back(dv), gv)

@@ -28,7 +28,7 @@ torch = pytest.importorskip("torch")
 
 from glimmer import _runtime as rt  # noqa: E402
 from finite_checks import assert_finite  # noqa: E402
-from attention_cases import ATTN_CASES, attn_inputs, attn_ref, blocks_window_roundtrip, rng, tt  # noqa: E402
+from attention_cases import ATTN_CASES, attn_inputs, attn_ref, check_blocks_window_roundtrip, rng, tt  # noqa: E402
 
 DEVICE = os.environ.get("GLIMMER_TEST_DEVICE", "cpu")
 if DEVICE.startswith("cuda") and rt.cuda_device_count() == 0:
@@ -113,23 +113,6 @@ def test_attention_grad_f32(case, D):
 @pytest.mark.parametrize("D", [10, 64, 128])
 @pytest.mark.parametrize("cp", [2, 4])
 def test_attention_blocks_window_cp_roundtrip_f32(cp, D):
-    # Bidirectional blocks (some longer than the window) and a sliding
-    # window over a sequence permuted head-tail on the device, with the
-    # permuted positions and blocks: the output and the gradients, permuted
-    # back, are attention under the mask of the sequence in order.
-    B, H, T = 2, 4, 160
-    q, k, v, dout = (randf((B, H, T, D), 410 + s) for s in range(4))
-    kw, mask = blocks_window_roundtrip(B, T, cp, 20, 414)
-    perm = lambda a: rt.cp_permute(dev(a), 2, cp)  # noqa: E731
-    back = lambda x: rt.cp_permute(x, 2, cp, rt.Balancer.HeadTail, True)  # noqa: E731
-    scale = D ** -0.5
-    pq, pk, pv, dkw = perm(q), perm(k), perm(v), devkw(kw)
-    out, lse = rt.attention(pq, pk, pv, scale=scale, **dkw)
-    tq, tk, tv = (wide(a).requires_grad_() for a in (q, k, v))
-    ref_out, _ = attn_ref(tq, tk, tv, mask, scale)
-    close_f32(back(out), ref_out)
-    gq, gk, gv = torch.autograd.grad(ref_out, (tq, tk, tv), wide(dout))
-    dq, dk, dv = rt.attention_grad(perm(dout), pq, pk, pv, out, lse, scale=scale, **dkw)
-    close_f32(back(dq), gq)
-    close_f32(back(dk), gk)
-    close_f32(back(dv), gv)
+    # Blocks and a window under the CP permutation (attention_cases), in f32
+    # against f64.
+    check_blocks_window_roundtrip(rt, cp, D, randf, dev, devkw, wide, close_f32)

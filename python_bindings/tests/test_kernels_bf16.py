@@ -81,7 +81,7 @@ import torch.nn.functional as F  # noqa: E402
 from glimmer import _runtime as rt  # noqa: E402
 from finite_checks import assert_allclose_finite, assert_finite  # noqa: E402,F401
 import attention_cases  # noqa: E402
-from attention_cases import ATTN_CASES, attn_mask, attn_ref, blocks_window_roundtrip, head_tail  # noqa: E402,F401
+from attention_cases import ATTN_CASES, attn_mask, attn_ref, check_blocks_window_roundtrip, head_tail  # noqa: E402,F401
 
 DEVICE = os.environ.get("GLIMMER_TEST_DEVICE", "cpu")
 AS_F32 = os.environ.get("GLIMMER_TEST_BF16_AS_F32", "") not in ("", "0")
@@ -663,26 +663,10 @@ def test_attention_cp_roundtrip(cp, D):
 @pytest.mark.parametrize("D", [36, 64, 128])
 @pytest.mark.parametrize("cp", [2, 4])
 def test_attention_blocks_window_cp_roundtrip(cp, D):
-    # Bidirectional blocks (some longer than the window) and a sliding
-    # window over a sequence permuted head-tail on the device, with the
-    # permuted positions and blocks: the output and the gradients, permuted
-    # back, are attention under the mask of the sequence in order.
-    B, H, T = 2, 4, 160
-    q, k, v, dout = (randb((B, H, T, D), 410 + s) for s in range(4))
-    kw, mask = blocks_window_roundtrip(B, T, cp, 20, 414)
-    perm = lambda a: rt.cp_permute(dev(a), 2, cp)  # noqa: E731
-    back = lambda x: rt.cp_permute(x, 2, cp, rt.Balancer.HeadTail, True)  # noqa: E731
-    scale = D ** -0.5
-    pq, pk, pv, dkw = perm(q), perm(k), perm(v), devkw(kw)
-    out, lse = rt.attention(pq, pk, pv, scale=scale, **dkw)
-    tq, tk, tv = (tt(a).requires_grad_() for a in (q, k, v))
-    ref_out, _ = attn_ref(tq, tk, tv, mask, scale)
-    close_big(back(out), low(ref_out))
-    gq, gk, gv = torch.autograd.grad(ref_out, (tq, tk, tv), tt(dout))
-    dq, dk, dv = rt.attention_grad(perm(dout), pq, pk, pv, out, lse, scale=scale, **dkw)
-    close_big(back(dq), low(gq))
-    close_big(back(dk), low(gk))
-    close_big(back(dv), low(gv))
+    # Blocks and a window under the CP permutation (attention_cases), in bf16
+    # against f32 on the same bf16 values, rounded to bf16.
+    check_blocks_window_roundtrip(rt, cp, D, randb, dev, devkw, tt,
+                                  lambda a, e: close_big(a, low(e)))
 
 
 def test_attention_forced_simt():
