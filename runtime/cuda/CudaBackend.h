@@ -23,6 +23,8 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <mutex>
+#include <unordered_map>
 
 namespace glimmer_rt {
 namespace cuda {
@@ -31,6 +33,19 @@ namespace cuda {
 /// cuDNN attention paths need (views at odd offsets may not be).
 inline bool aligned16(const Tensor &t) {
   return reinterpret_cast<uintptr_t>(t.raw()) % 16 == 0;
+}
+
+/// Device `device`'s object of type C (a library handle and its plans),
+/// default-constructed on first use and never destroyed: a library may be
+/// unloaded before static destructors run. `init(c)` runs under the lock
+/// that guards all of them at every lookup (it creates the handle once).
+template <typename C, typename Init> C &perDevice(int device, Init &&init) {
+  static std::mutex mutex;
+  static auto *all = new std::unordered_map<int, C>();
+  std::lock_guard<std::mutex> lock(mutex);
+  C &c = (*all)[device];
+  init(c);
+  return c;
 }
 
 // Memory and devices (cuda/Device.cu).

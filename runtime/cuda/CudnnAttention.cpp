@@ -135,18 +135,15 @@ struct DeviceCache {
 };
 
 DeviceCache &cacheFor(const char *op, int device) {
-  static std::mutex mutex;
-  static auto *caches = new std::unordered_map<int, DeviceCache>();
-  std::lock_guard<std::mutex> lock(mutex);
-  DeviceCache &cache = (*caches)[device];
-  if (!cache.handle) {
+  return perDevice<DeviceCache>(device, [&](DeviceCache &cache) {
+    if (cache.handle)
+      return;
     cudnnStatus_t st = cudnnCreate(&cache.handle);
     if (st != CUDNN_STATUS_SUCCESS) {
       cache.handle = nullptr;
       fail(op, std::string("cudnnCreate: ") + cudnnGetErrorString(st));
     }
-  }
-  return cache;
+  });
 }
 
 /// The cached plan of a direction and shape; builds it on first use (the

@@ -178,8 +178,11 @@ std::vector<Tensor> runFused(FusedKernels &kernels, int index,
     args.push_back(&p);
   int64_t n = numElements(results.front().shape);
   if (n > 0) {
+    // A thread per eight elements: the kernels' vector loops take eight per
+    // iteration (the element loops stride over the grid, whatever its size).
     GLIMMER_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void *>(kernel),
-                                        dim3(blocksFor(n)), dim3(kThreads),
+                                        dim3(blocksFor((n + 7) / 8)),
+                                        dim3(kThreads),
                                         args.data(), 0, c.stream));
   }
   if (fusionMode() == FusionMode::Check)

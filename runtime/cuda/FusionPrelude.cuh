@@ -46,6 +46,53 @@ __device__ __forceinline__ float roundBf16(float v) {
 __device__ __forceinline__ float convertBf16(float v) {
   return fromBf16(glimmer_rt::scalar::bf16FromFloatBits(__float_as_uint(v)));
 }
+/// 16 bytes, the unit of a vector access.
+struct alignas(16) Word16 {
+  unsigned int x, y, z, w;
+};
+/// N consecutive elements of an operand or result of a fused kernel's
+/// vector loop; sizeof(T) * N is a multiple of 16 and the address 16-byte
+/// aligned (the kernel checks), so each 16 bytes move in one access. The
+/// elements and the words share storage (a union, as the compilers of both
+/// builds define it), so no access goes through a pointer of another type.
+template <typename T, int N> union Vec {
+  T v[N];
+  Word16 words[sizeof(T) * N / 16];
+};
+template <typename T, int N>
+__device__ __forceinline__ Vec<T, N> loadVec(const T *p) {
+  Vec<T, N> r;
+#ifdef __CUDA_ARCH__
+  const uint4 *s = reinterpret_cast<const uint4 *>(p);
+#pragma unroll
+  for (int k = 0; k < int(sizeof(r.words) / 16); ++k) {
+    const uint4 q = s[k];
+    r.words[k] = Word16{q.x, q.y, q.z, q.w};
+  }
+#else
+  std::memcpy(r.v, p, sizeof(r.v));
+#endif
+  return r;
+}
+template <typename T, int N>
+__device__ __forceinline__ void storeVec(T *p, const Vec<T, N> &x) {
+#ifdef __CUDA_ARCH__
+  uint4 *d = reinterpret_cast<uint4 *>(p);
+#pragma unroll
+  for (int k = 0; k < int(sizeof(x.words) / 16); ++k) {
+    const Word16 q = x.words[k];
+    uint4 u;
+    u.x = q.x;
+    u.y = q.y;
+    u.z = q.z;
+    u.w = q.w;
+    d[k] = u;
+  }
+#else
+  std::memcpy(p, x.v, sizeof(x.v));
+#endif
+}
+
 /// max/min as the pick kernels: a NaN operand wins, the lhs first.
 template <typename A> __device__ __forceinline__ A pickMax(A a, A b) {
   if (a != a || b != b)

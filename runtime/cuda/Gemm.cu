@@ -11,6 +11,12 @@
 // CUBLAS_COMPUTE_64F; bf16 reads and writes bf16 and accumulates in f32
 // (split-K reductions in f32 as well).
 //
+// bf16 GEMMs go through cuBLASLt (GemmLt.cpp): the algorithm its heuristic
+// picks for the shape is kept per shape, a linear's bias is added in the
+// GEMM's epilogue instead of being broadcast into the output first, and
+// split-K partial sums may be reduced only in f32. GLIMMER_CUDA_GEMM=cublas
+// keeps them on cublasGemmStridedBatchedEx below.
+//
 // conv2d lowers to im2col + GEMM: a "patch matrix" [images * pixels, C*KH*KW]
 // holds one row per output pixel, so the forward pass is one strided-batched
 // GEMM with the weight, and the weight gradient one GEMM whose contraction
@@ -22,6 +28,7 @@
 
 #include "Checks.cuh"
 #include "Common.cuh"
+#include "GemmLt.h"
 
 #include <cublas_v2.h>
 
@@ -86,18 +93,37 @@ const void *advance(const void *p, int64_t elements, size_t elemSize) {
   return static_cast<const char *>(p) + elements * int64_t(elemSize);
 }
 
+void fillBias(const Ctx &c, DType dtype, void *out, const void *bias,
+              int64_t n, int64_t inner, int64_t channels);
+
 /// C[b] (= or +=) op(A[b]) op(B[b]) for b < batch, with C [M, N] row-major
 /// (leading dimension ldc, batch stride strideC) and contraction length K.
 /// Sizes must be positive. Batches and rows beyond cuBLAS's int range are
-/// split into several calls.
+/// split into several calls. `bias` (N entries of C's type, or null) is
+/// added to every row of a single (batch 1, not accumulating) product.
 void gemm(const Ctx &c, DType dtype, int64_t M, int64_t N, int64_t K,
           const Operand &A, const Operand &B, void *C, int64_t ldc,
-          int64_t strideC, int64_t batch, bool accumulate) {
+          int64_t strideC, int64_t batch, bool accumulate,
+          const void *bias = nullptr) {
   const char *op = c.op;
   const int64_t kIntMax = INT_MAX;
   check(N <= kIntMax && K <= kIntMax && A.ld <= kIntMax && B.ld <= kIntMax &&
             ldc <= kIntMax,
         op, "matrix dimensions exceed cuBLAS's 32-bit range");
+  if (dtype == DType::BF16 && gemmLtEnabled() && M <= kIntMax &&
+      batch <= kIntMax &&
+      gemmLt(op, c.device.index, c.stream,
+             LtGemm{M, N, K, A.ptr, A.transposed, A.ld, A.stride, B.ptr,
+                    B.transposed, B.ld, B.stride, C, ldc, strideC, batch,
+                    accumulate, bias}))
+    return;
+  if (bias) {
+    // Without an epilogue: the bias broadcast into C, then C += A B.
+    check(batch == 1 && ldc == N && !accumulate, op,
+          "a bias needs a single product of its own");
+    fillBias(c, dtype, C, bias, M * N, 1, N);
+    accumulate = true;
+  }
   size_t es = dtypeSize(dtype);
   cudaDataType_t type = cudaType(dtype);
   bool isDouble = dtype == DType::F64;
@@ -242,19 +268,26 @@ void zeroFill(const Ctx &c, Tensor &t) {
     GLIMMER_CUDA_CHECK(cudaMemsetAsync(t.raw(), 0, t.nbytes(), c.stream));
 }
 
-/// out[i] = bias[(i / inner) % channels] for every element of `out`.
-void fillBias(const Ctx &c, Tensor &out, const Tensor &bias, int64_t inner,
-              int64_t channels) {
-  int64_t n = out.numel();
+/// out[i] = bias[(i / inner) % channels] for i < n.
+void fillBias(const Ctx &c, DType dtype, void *out, const void *bias,
+              int64_t n, int64_t inner, int64_t channels) {
   if (n == 0)
     return;
-  dispatchFloat(c.op, out.dtype(), [&](auto tag) {
+  dispatchFloat(c.op, dtype, [&](auto tag) {
     using T = decltype(tag);
     broadcastBias<T><<<blocksFor(n), kThreads, 0, c.stream>>>(
-        out.data<T>(), bias.data<T>(), n, inner, channels);
+        static_cast<T *>(out), static_cast<const T *>(bias), n, inner,
+        channels);
     GLIMMER_CUDA_LAUNCHED(c.op);
     return 0;
   });
+}
+
+/// Every element of `out` from the bias, as above.
+void fillBias(const Ctx &c, Tensor &out, const Tensor &bias, int64_t inner,
+              int64_t channels) {
+  fillBias(c, out.dtype(), out.raw(), bias.raw(), out.numel(), inner,
+           channels);
 }
 
 ConvShape checkConv(const char *op, const Tensor &x, const Tensor &w,
@@ -325,15 +358,16 @@ Tensor linear(const Tensor &x, const Tensor &w, const Tensor &bias) {
   Tensor y = c.empty(x.dtype(), outShape);
   if (M == 0 || N == 0)
     return y;
-  if (bias.defined())
-    fillBias(c, y, bias, 1, N);
-  else if (K == 0)
-    zeroFill(c, y);
-  if (K == 0)
+  if (K == 0) {
+    if (bias.defined())
+      fillBias(c, y, bias, 1, N);
+    else
+      zeroFill(c, y);
     return y;
-  // y [M, N] = x [M, K] * w^T, w stored [N, K].
+  }
+  // y [M, N] = x [M, K] * w^T (+ bias), w stored [N, K].
   gemm(c, x.dtype(), M, N, K, {x.raw(), false, K, 0}, {w.raw(), true, K, 0},
-       y.raw(), N, 0, 1, bias.defined());
+       y.raw(), N, 0, 1, false, bias.defined() ? bias.raw() : nullptr);
   return y;
 }
 

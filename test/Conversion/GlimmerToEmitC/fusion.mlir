@@ -11,6 +11,11 @@
 // elementwise kernels store it, converted with glimmer.convert's rounding;
 // a second result is stored from the same loop.
 // CHECK: extern "C" __global__ void __launch_bounds__(256) glimmer_fused_0(const unsigned short *__restrict__ in0, const float *__restrict__ in1, unsigned short *__restrict__ out0, unsigned short *__restrict__ out1) {
+// First the vector loop (fusion-vector-loop.mlir has its cases), then the
+// element loop.
+// CHECK-NEXT: if ((((unsigned long long)in0 | (unsigned long long)out0 | (unsigned long long)out1) & 15ULL) == 0ULL) {
+// CHECK: return;
+// CHECK-NEXT: }
 // CHECK-NEXT: for (unsigned int i = (unsigned int)blockIdx.x * blockDim.x + threadIdx.x; i < 8u; i += (unsigned int)gridDim.x * blockDim.x) {
 // CHECK-NEXT: const float [[A:v[0-9]+]] = glimmer_fusion::fromBf16(in0[i]);
 // The broadcast reads the [4] operand at the column.

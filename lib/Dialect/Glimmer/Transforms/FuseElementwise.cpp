@@ -25,6 +25,9 @@ namespace {
 
 constexpr unsigned kMaxOps = 64;
 constexpr unsigned kMaxInputs = 16;
+/// The most ops (views aside) between two sibling fusions that merge: the
+/// second one's results are computed that much earlier and held meanwhile.
+constexpr unsigned kMaxSiblingGap = 4;
 
 int64_t numElements(Value v) {
   return cast<RankedTensorType>(v.getType()).getNumElements();
@@ -87,6 +90,7 @@ public:
     for (Operation *op : dead)
       if (op->use_empty())
         op->erase();
+    mergeSiblings();
   }
 
 private:
@@ -209,6 +213,91 @@ private:
     for (Operation *op : llvm::reverse(ops))
       if (!g.copies.contains(op))
         op->erase();
+  }
+
+  /// Fusions of one shape that read a common operand of that size become
+  /// one, at the first's place, so the operand is read once (SwiGLU's backward reads the
+  /// output gradient and both projections for each of its two results).
+  /// The second may move up only if its inputs are all defined by then and
+  /// at most kMaxSiblingGap ops lie between (it holds its results longer).
+  void mergeSiblings() {
+    SmallVector<FusionOp> fusions(block.getOps<FusionOp>());
+    for (size_t i = 0; i < fusions.size(); ++i) {
+      if (!fusions[i])
+        continue;
+      for (size_t j = i + 1; j < fusions.size(); ++j) {
+        FusionOp f = fusions[i], g = fusions[j];
+        if (!g)
+          continue;
+        if (gapExceeded(f, g))
+          break;
+        if (!mergeable(f, g))
+          continue;
+        fusions[i] = merge(f, g);
+        fusions[j] = nullptr;
+      }
+    }
+  }
+
+  static bool gapExceeded(FusionOp f, FusionOp g) {
+    unsigned gap = 0;
+    for (Operation *op = f->getNextNode(); op && op != g.getOperation();
+         op = op->getNextNode())
+      if (!isa<ReshapeOp>(op) && ++gap > kMaxSiblingGap)
+        return true;
+    return false;
+  }
+
+  static bool mergeable(FusionOp f, FusionOp g) {
+    if (shapeOf(f.getResults().front()) != shapeOf(g.getResults().front()))
+      return false;
+    llvm::SetVector<Value> in(f.getInputs().begin(), f.getInputs().end());
+    int64_t loop = numElements(f.getResults().front());
+    bool shared = false; // a full-size operand both read (not a table)
+    for (Value v : g.getInputs()) {
+      shared |= in.contains(v) && numElements(v) == loop;
+      Operation *def = v.getDefiningOp();
+      if (def && def->getBlock() == f->getBlock() && !def->isBeforeInBlock(f))
+        return false; // defined after f (or by it)
+      in.insert(v);
+    }
+    size_t ops = f.getBody().front().getOperations().size() +
+                 g.getBody().front().getOperations().size();
+    return shared && in.size() <= kMaxInputs && ops <= kMaxOps;
+  }
+
+  static FusionOp merge(FusionOp f, FusionOp g) {
+    llvm::SetVector<Value> in(f.getInputs().begin(), f.getInputs().end());
+    in.insert(g.getInputs().begin(), g.getInputs().end());
+    SmallVector<Type> types(f.getResultTypes());
+    llvm::append_range(types, g.getResultTypes());
+    OpBuilder b(f);
+    auto m = FusionOp::create(b, f.getLoc(), types, in.getArrayRef());
+    Block *body = b.createBlock(&m.getBody());
+    for (Value v : in)
+      body->addArgument(v.getType(), v.getLoc());
+    b.setInsertionPointToStart(body);
+    SmallVector<Value> yielded;
+    for (FusionOp part : {f, g}) {
+      Block &old = part.getBody().front();
+      IRMapping map;
+      for (auto [arg, input] : llvm::zip(old.getArguments(), part.getInputs()))
+        map.map(arg, body->getArgument(unsigned(llvm::find(in, input) -
+                                                in.begin())));
+      for (Operation &op : old.without_terminator())
+        b.clone(op, map);
+      for (Value v : cast<YieldOp>(old.getTerminator()).getValues())
+        yielded.push_back(map.lookup(v));
+    }
+    YieldOp::create(b, f.getLoc(), yielded);
+    unsigned nf = f->getNumResults();
+    for (auto [k, r] : llvm::enumerate(f.getResults()))
+      r.replaceAllUsesWith(m.getResult(unsigned(k)));
+    for (auto [k, r] : llvm::enumerate(g.getResults()))
+      r.replaceAllUsesWith(m.getResult(nf + unsigned(k)));
+    f->erase();
+    g->erase();
+    return m;
   }
 
   Block &block;

@@ -188,3 +188,47 @@ func.func @copied_op_operand_stays_readable(%x: tensor<4x8xf32>, %z: tensor<8x4x
   %e = glimmer.exp %m : tensor<8x4xf32>
   return %r, %e : tensor<8xf32>, tensor<8x4xf32>
 }
+
+// -----
+
+// SwiGLU's backward: two fusions of one shape read the same output gradient
+// and gate projection a GEMM apart; they become one fusion with both
+// results, at the first one's place, so each operand is read once.
+// CHECK-LABEL: func.func @swiglu_backward_siblings_merged
+// CHECK: %[[F:.*]]:2 = glimmer.fusion(%arg1, %arg0, %arg2) : (tensor<8x32xbf16>, tensor<8x32xbf16>, tensor<8x32xbf16>) -> (tensor<8x32xbf16>, tensor<8x32xbf16>)
+// CHECK: glimmer.silu
+// CHECK: glimmer.sigmoid
+// CHECK: glimmer.yield
+// CHECK: glimmer.matmul %[[F]]#0, %arg3
+// CHECK-NOT: glimmer.fusion
+// CHECK: return %{{.*}}, %[[F]]#1
+func.func @swiglu_backward_siblings_merged(%dy: tensor<8x32xbf16>, %g: tensor<8x32xbf16>, %u: tensor<8x32xbf16>, %w: tensor<32x16xbf16>) -> (tensor<8x16xbf16>, tensor<8x32xbf16>) {
+  %s = glimmer.silu %g : tensor<8x32xbf16>
+  %du = glimmer.mul %dy, %s : tensor<8x32xbf16>
+  %dx = glimmer.matmul %du, %w : tensor<8x32xbf16>, tensor<32x16xbf16> -> tensor<8x16xbf16>
+  %p = glimmer.mul %dy, %u : tensor<8x32xbf16>
+  %sg = glimmer.sigmoid %g : tensor<8x32xbf16>
+  %dg = glimmer.mul %p, %sg : tensor<8x32xbf16>
+  return %dx, %dg : tensor<8x16xbf16>, tensor<8x32xbf16>
+}
+
+// -----
+
+// Siblings too far apart stay separate: the second would compute its result
+// early and hold it across the ops in between (here five GEMMs).
+// CHECK-LABEL: func.func @siblings_far_apart_kept
+// CHECK: glimmer.fusion(%arg0, %arg1)
+// CHECK-COUNT-5: glimmer.matmul
+// CHECK: glimmer.fusion(%arg0, %arg1)
+func.func @siblings_far_apart_kept(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %e = glimmer.exp %a : tensor<8x8xf32>
+  %m = glimmer.mul %e, %b : tensor<8x8xf32>
+  %p1 = glimmer.matmul %m, %m : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %p2 = glimmer.matmul %p1, %m : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %p3 = glimmer.matmul %p2, %m : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %p4 = glimmer.matmul %p3, %m : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %p5 = glimmer.matmul %p4, %m : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %t = glimmer.tanh %a : tensor<8x8xf32>
+  %n = glimmer.add %t, %b : tensor<8x8xf32>
+  return %p5, %n : tensor<8x8xf32>, tensor<8x8xf32>
+}

@@ -805,6 +805,14 @@ def GlimmerFuseElementwise
     registers). The values are those of the ops run one by one: each op still
     rounds to its result type.
 
+    Then two fusions of one shape that read a common operand of that shape
+    (SwiGLU's backward: both of its results read the output gradient and the
+    gate projection) become one fusion with the results of both, at the
+    first one's place, so the operand is read once: when the second one's
+    inputs are all defined there, at most four ops other than reshapes lie
+    between them (the second one's results are computed that much earlier),
+    and the limits above hold for the union.
+
     Before:
     ```mlir
     %g = glimmer.linear %x, %wg : tensor<8x16xbf16>, tensor<32x16xbf16> -> tensor<8x32xbf16>

@@ -1,0 +1,52 @@
+//===- GemmLt.h - bf16 GEMMs through cuBLASLt -------------------*- C++ -*-===//
+//
+// Internal to the CUDA backend (Gemm.cu's bf16 products). cuBLASLt lets a
+// GEMM add a linear's bias in its epilogue, and its heuristic, asked once per
+// shape, is told how much workspace it may use and that split-K partial sums
+// must be reduced in f32 (as cublasGemmEx reduces them with
+// CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GLIMMER_RT_CUDA_GEMMLT_H
+#define GLIMMER_RT_CUDA_GEMMLT_H
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace glimmer_rt {
+namespace cuda {
+
+/// C[b] (= or +=) op(A[b]) op(B[b]) (+ bias on every row) for b < batch:
+/// row-major bf16 matrices as Gemm.cu's Operand describes them: element
+/// (r, c) of op(X) at ptr[r * ld + c], or ptr[c * ld + r] when transposed;
+/// batch entries `stride` elements apart; C [M, N] with leading dimension
+/// ldc. Every size fits in an int; bias (N entries, or null) only with
+/// batch 1 and !accumulate.
+struct LtGemm {
+  int64_t M, N, K;
+  const void *a;
+  bool aTransposed;
+  int64_t lda, strideA;
+  const void *b;
+  bool bTransposed;
+  int64_t ldb, strideB;
+  void *c;
+  int64_t ldc, strideC, batch;
+  bool accumulate;
+  const void *bias;
+};
+
+/// False when GLIMMER_CUDA_GEMM=cublas asks for the legacy path.
+bool gemmLtEnabled();
+
+/// Runs `g` on `stream` of `device`; false, having done nothing, when
+/// cuBLASLt offers no algorithm for it (the caller falls back). Failures of
+/// a call that was accepted throw, naming `op`.
+bool gemmLt(const char *op, int device, cudaStream_t stream, const LtGemm &g);
+
+} // namespace cuda
+} // namespace glimmer_rt
+
+#endif // GLIMMER_RT_CUDA_GEMMLT_H
