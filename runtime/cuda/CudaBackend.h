@@ -39,7 +39,8 @@ inline bool aligned16(const Tensor &t) {
 /// default-constructed on first use and never destroyed: a library may be
 /// unloaded before static destructors run. `init(c)` runs under the lock
 /// that guards all of them at every lookup (it creates the handle once).
-template <typename C, typename Init> C &perDevice(int device, Init &&init) {
+template <typename C, typename Init>
+C &perDevice(int device, Init &&init) {
   static std::mutex mutex;
   static auto *all = new std::unordered_map<int, C>();
   std::lock_guard<std::mutex> lock(mutex);

@@ -93,8 +93,8 @@ const void *advance(const void *p, int64_t elements, size_t elemSize) {
   return static_cast<const char *>(p) + elements * int64_t(elemSize);
 }
 
-void fillBias(const Ctx &c, DType dtype, void *out, const void *bias,
-              int64_t n, int64_t inner, int64_t channels);
+void fillBias(const Ctx &c, DType dtype, void *out, const void *bias, int64_t n,
+              int64_t inner, int64_t channels);
 
 /// C[b] (= or +=) op(A[b]) op(B[b]) for b < batch, with C [M, N] row-major
 /// (leading dimension ldc, batch stride strideC) and contraction length K.
@@ -269,8 +269,8 @@ void zeroFill(const Ctx &c, Tensor &t) {
 }
 
 /// out[i] = bias[(i / inner) % channels] for i < n.
-void fillBias(const Ctx &c, DType dtype, void *out, const void *bias,
-              int64_t n, int64_t inner, int64_t channels) {
+void fillBias(const Ctx &c, DType dtype, void *out, const void *bias, int64_t n,
+              int64_t inner, int64_t channels) {
   if (n == 0)
     return;
   dispatchFloat(c.op, dtype, [&](auto tag) {

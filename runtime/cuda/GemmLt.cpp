@@ -51,9 +51,9 @@ uint32_t alignment(const void *p) {
   return a;
 }
 
-using Key = std::tuple<int64_t, int64_t, int64_t, bool, int64_t, int64_t,
-                       bool, int64_t, int64_t, int64_t, int64_t, int64_t,
-                       bool, bool, uint32_t, uint32_t, uint32_t, uint32_t>;
+using Key = std::tuple<int64_t, int64_t, int64_t, bool, int64_t, int64_t, bool,
+                       int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool,
+                       uint32_t, uint32_t, uint32_t>;
 
 struct Plan {
   bool ok = false; // false: no algorithm; the caller falls back
@@ -99,13 +99,12 @@ cublasLtMatrixLayout_t layout(const char *op, int64_t rows, int64_t cols,
 }
 
 Plan build(const char *op, cublasLtHandle_t handle, const LtGemm &g,
-           uint32_t alignA, uint32_t alignB, uint32_t alignC,
-           uint32_t alignBias) {
+           uint32_t alignA, uint32_t alignB, uint32_t alignC) {
   Plan p;
   // Column-major: D^T [N, M] = op(B)^T [N, K] * op(A)^T [K, M]; cuBLASLt's
   // first operand is our B, its second our A.
-  checkLt(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
-          op, "cublasLtMatmulDescCreate");
+  checkLt(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), op,
+          "cublasLtMatmulDescCreate");
   cublasOperation_t opFirst = g.bTransposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opSecond = g.aTransposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   checkLt(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA,
@@ -121,9 +120,9 @@ Plan build(const char *op, cublasLtHandle_t handle, const LtGemm &g,
                                            &epilogue, sizeof(epilogue)),
             op, "cublasLtMatmulDescSetAttribute");
     cudaDataType_t biasType = CUDA_R_16BF;
-    checkLt(cublasLtMatmulDescSetAttribute(
-                p.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType,
-                sizeof(biasType)),
+    checkLt(cublasLtMatmulDescSetAttribute(p.desc,
+                                           CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                           &biasType, sizeof(biasType)),
             op, "cublasLtMatmulDescSetAttribute");
   }
   // Stored shapes (before op): our B is [N, K] (or [K, N] transposed) in
@@ -155,10 +154,9 @@ Plan build(const char *op, cublasLtHandle_t handle, const LtGemm &g,
               sizeof(reduction)),
           op, "cublasLtMatmulPreferenceSetAttribute");
   for (auto &[attr, value] : aligns)
-    checkLt(cublasLtMatmulPreferenceSetAttribute(pref, attr, &value,
-                                                 sizeof(value)),
-            op, "cublasLtMatmulPreferenceSetAttribute");
-  (void)alignBias; // part of the key: the epilogue reads the bias vectorized
+    checkLt(
+        cublasLtMatmulPreferenceSetAttribute(pref, attr, &value, sizeof(value)),
+        op, "cublasLtMatmulPreferenceSetAttribute");
   cublasLtMatmulHeuristicResult_t result;
   std::memset(&result, 0, sizeof(result));
   int found = 0;
@@ -196,16 +194,15 @@ bool gemmLt(const char *op, int device, cudaStream_t stream, const LtGemm &g) {
   DeviceCache &cache = cacheFor(op, device);
   std::lock_guard<std::mutex> lock(cache.mutex);
   uint32_t alignA = alignment(g.a), alignB = alignment(g.b),
-           alignC = alignment(g.c), alignBias = g.bias ? alignment(g.bias) : 0;
-  Key key{g.M,       g.N,      g.K,      g.aTransposed, g.lda,
-          g.strideA, g.bTransposed, g.ldb, g.strideB,  g.ldc,
-          g.strideC, g.batch,  g.accumulate, g.bias != nullptr,
-          alignA,    alignB,   alignC,   alignBias};
+           alignC = alignment(g.c);
+  Key key{g.M,       g.N,           g.K,          g.aTransposed,     g.lda,
+          g.strideA, g.bTransposed, g.ldb,        g.strideB,         g.ldc,
+          g.strideC, g.batch,       g.accumulate, g.bias != nullptr, alignA,
+          alignB,    alignC};
   auto it = cache.plans.find(key);
   if (it == cache.plans.end())
     it = cache.plans
-             .emplace(key, build(op, cache.handle, g, alignA, alignB, alignC,
-                                 alignBias))
+             .emplace(key, build(op, cache.handle, g, alignA, alignB, alignC))
              .first;
   Plan &p = it->second;
   if (!p.ok)

@@ -3,8 +3,8 @@
 // Internal to the CUDA backend (Gemm.cu's bf16 products). cuBLASLt lets a
 // GEMM add a linear's bias in its epilogue, and its heuristic, asked once per
 // shape, is told how much workspace it may use and that split-K partial sums
-// must be reduced in f32 (as cublasGemmEx reduces them with
-// CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION).
+// must be reduced in f32 (as the cublasGemmStridedBatchedEx path reduces
+// them with CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION).
 //
 //===----------------------------------------------------------------------===//
 

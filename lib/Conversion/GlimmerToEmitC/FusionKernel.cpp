@@ -147,9 +147,9 @@ private:
   static constexpr int kLanes = 8;
 
   static std::string stored(Value v, const std::string &e) {
-    return typeOf(v).getElementType().isBF16() ? "glimmer_fusion::toBf16(" +
-                                                     e + ")"
-                                               : e;
+    return typeOf(v).getElementType().isBF16()
+               ? "glimmer_fusion::toBf16(" + e + ")"
+               : e;
   }
 
   /// The loop that computes kLanes consecutive elements per iteration,
@@ -193,8 +193,7 @@ private:
     for (unsigned a : directArgs)
       line("const glimmer_fusion::Vec<" +
            storageType(typeOf(body.getArgument(a)).getElementType()) + ", " +
-           lanes + "> a" + std::to_string(a) +
-           " = glimmer_fusion::loadVec<" +
+           lanes + "> a" + std::to_string(a) + " = glimmer_fusion::loadVec<" +
            storageType(typeOf(body.getArgument(a)).getElementType()) + ", " +
            lanes + ">(in" + std::to_string(a) + " + i0);");
     for (auto [k, r] : llvm::enumerate(fusion.getResults()))

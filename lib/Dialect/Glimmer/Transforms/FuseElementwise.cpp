@@ -216,8 +216,9 @@ private:
   }
 
   /// Fusions of one shape that read a common operand of that size become
-  /// one, at the first's place, so the operand is read once (SwiGLU's backward reads the
-  /// output gradient and both projections for each of its two results).
+  /// one, at the first's place, so the operand is read once (SwiGLU's
+  /// backward reads the output gradient and both projections for each of
+  /// its two results).
   /// The second may move up only if its inputs are all defined by then and
   /// at most kMaxSiblingGap ops lie between (it holds its results longer).
   void mergeSiblings() {
