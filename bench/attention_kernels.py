@@ -31,9 +31,7 @@ and then one forward and one backward of glimmer's f32 kernels only, for
 """
 
 import argparse
-import statistics
 import sys
-import time
 
 import numpy as np
 import torch
@@ -42,23 +40,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from glimmer import _runtime as rt
 
-
-def sync():
-    torch.cuda.synchronize()  # waits for every stream, the runtime's too
-
-
-def timed(fn, iters, repeats, warmup):
-    for _ in range(warmup):
-        fn()
-    sync()
-    trials = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            fn()
-        sync()
-        trials.append((time.perf_counter() - t0) / iters * 1e3)
-    return statistics.median(trials)
+from device_timing import sync, timed
 
 
 def glimmer_inputs(q, k, v, dout, dtype):

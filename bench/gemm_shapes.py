@@ -20,9 +20,7 @@ kernels each ran (PyTorch's profiler sees the runtime's launches too).
 """
 
 import argparse
-import statistics
 import sys
-import time
 
 import numpy as np
 import torch
@@ -30,23 +28,7 @@ import torch.nn.functional as F
 
 from glimmer import _runtime as rt
 
-
-def sync():
-    torch.cuda.synchronize()  # waits for every stream, the runtime's too
-
-
-def timed(fn, iters=10, repeats=3):
-    fn()
-    fn()
-    sync()
-    trials = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            fn()
-        sync()
-        trials.append((time.perf_counter() - t0) / iters * 1e3)
-    return statistics.median(trials)
+from device_timing import sync, timed
 
 
 def kernel_names(fn):
@@ -100,7 +82,7 @@ def main():
         ]
         for label, (m, n, k), g, t in products:
             flop = 2 * m * n * k
-            tg, tt = timed(g), timed(t)
+            tg, tt = timed(g, 10, 3, 2), timed(t, 10, 3, 2)
             total["glimmer"] += tg * count
             total["PyTorch"] += tt * count
             print(f"| {name} | {label} | {m} x {n} x {k} | {count} | {tg:.3f} | "
