@@ -79,16 +79,6 @@ cudaDataType_t cudaType(DType t) {
   }
 }
 
-/// One operand of a GEMM: row-major element (r, c) of op(X) lives at
-/// ptr[r * ld + c], or ptr[c * ld + r] when transposed; consecutive batch
-/// entries are `stride` elements apart.
-struct Operand {
-  const void *ptr;
-  bool transposed;
-  int64_t ld;
-  int64_t stride;
-};
-
 const void *advance(const void *p, int64_t elements, size_t elemSize) {
   return static_cast<const char *>(p) + elements * int64_t(elemSize);
 }
@@ -113,9 +103,7 @@ void gemm(const Ctx &c, DType dtype, int64_t M, int64_t N, int64_t K,
   if (dtype == DType::BF16 && gemmLtEnabled() && M <= kIntMax &&
       batch <= kIntMax &&
       gemmLt(op, c.device.index, c.stream,
-             LtGemm{M, N, K, A.ptr, A.transposed, A.ld, A.stride, B.ptr,
-                    B.transposed, B.ld, B.stride, C, ldc, strideC, batch,
-                    accumulate, bias}))
+             LtGemm{M, N, K, A, B, C, ldc, strideC, batch, accumulate, bias}))
     return;
   if (bias) {
     // Without an epilogue: the bias broadcast into C, then C += A B.

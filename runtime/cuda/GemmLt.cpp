@@ -105,8 +105,8 @@ Plan build(const char *op, cublasLtHandle_t handle, const LtGemm &g,
   // first operand is our B, its second our A.
   checkLt(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), op,
           "cublasLtMatmulDescCreate");
-  cublasOperation_t opFirst = g.bTransposed ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasOperation_t opSecond = g.aTransposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opFirst = g.b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opSecond = g.a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   checkLt(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA,
                                          &opFirst, sizeof(opFirst)),
           op, "cublasLtMatmulDescSetAttribute");
@@ -127,10 +127,10 @@ Plan build(const char *op, cublasLtHandle_t handle, const LtGemm &g,
   }
   // Stored shapes (before op): our B is [N, K] (or [K, N] transposed) in
   // the column-major view, our A [K, M] (or [M, K]).
-  p.a = g.bTransposed ? layout(op, g.K, g.N, g.ldb, g.batch, g.strideB)
-                      : layout(op, g.N, g.K, g.ldb, g.batch, g.strideB);
-  p.b = g.aTransposed ? layout(op, g.M, g.K, g.lda, g.batch, g.strideA)
-                      : layout(op, g.K, g.M, g.lda, g.batch, g.strideA);
+  p.a = g.b.transposed ? layout(op, g.K, g.N, g.b.ld, g.batch, g.b.stride)
+                       : layout(op, g.N, g.K, g.b.ld, g.batch, g.b.stride);
+  p.b = g.a.transposed ? layout(op, g.M, g.K, g.a.ld, g.batch, g.a.stride)
+                       : layout(op, g.K, g.M, g.a.ld, g.batch, g.a.stride);
   p.c = layout(op, g.N, g.M, g.ldc, g.batch, g.strideC);
 
   cublasLtMatmulPreference_t pref;
@@ -193,12 +193,25 @@ bool gemmLt(const char *op, int device, cudaStream_t stream, const LtGemm &g) {
     return false;
   DeviceCache &cache = cacheFor(op, device);
   std::lock_guard<std::mutex> lock(cache.mutex);
-  uint32_t alignA = alignment(g.a), alignB = alignment(g.b),
+  uint32_t alignA = alignment(g.a.ptr), alignB = alignment(g.b.ptr),
            alignC = alignment(g.c);
-  Key key{g.M,       g.N,           g.K,          g.aTransposed,     g.lda,
-          g.strideA, g.bTransposed, g.ldb,        g.strideB,         g.ldc,
-          g.strideC, g.batch,       g.accumulate, g.bias != nullptr, alignA,
-          alignB,    alignC};
+  Key key{g.M,
+          g.N,
+          g.K,
+          g.a.transposed,
+          g.a.ld,
+          g.a.stride,
+          g.b.transposed,
+          g.b.ld,
+          g.b.stride,
+          g.ldc,
+          g.strideC,
+          g.batch,
+          g.accumulate,
+          g.bias != nullptr,
+          alignA,
+          alignB,
+          alignC};
   auto it = cache.plans.find(key);
   if (it == cache.plans.end())
     it = cache.plans
@@ -216,7 +229,7 @@ bool gemmLt(const char *op, int device, cudaStream_t stream, const LtGemm &g) {
   if (p.workspace > 0)
     workspace = Tensor(DType::U8, {int64_t(p.workspace)}, Device::cuda(device));
   const float one = 1.0f, zero = 0.0f;
-  checkLt(cublasLtMatmul(cache.handle, p.desc, &one, g.b, p.a, g.a, p.b,
+  checkLt(cublasLtMatmul(cache.handle, p.desc, &one, g.b.ptr, p.a, g.a.ptr, p.b,
                          g.accumulate ? &one : &zero, g.c, p.c, g.c, p.c,
                          &p.algo, p.workspace > 0 ? workspace.raw() : nullptr,
                          p.workspace, stream),

@@ -1,10 +1,11 @@
 //===- GemmLt.h - bf16 GEMMs through cuBLASLt -------------------*- C++ -*-===//
 //
-// Internal to the CUDA backend (Gemm.cu's bf16 products). cuBLASLt lets a
-// GEMM add a linear's bias in its epilogue, and its heuristic, asked once per
-// shape, is told how much workspace it may use and that split-K partial sums
-// must be reduced in f32 (as the cublasGemmStridedBatchedEx path reduces
-// them with CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION).
+// Internal to the CUDA backend (Gemm.cu's GEMM operands, and its bf16
+// products). cuBLASLt lets a GEMM add a linear's bias in its epilogue, and
+// its heuristic, asked once per shape, is told how much workspace it may use
+// and that split-K partial sums must be reduced in f32 (as the
+// cublasGemmStridedBatchedEx path reduces them with
+// CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,20 +19,23 @@
 namespace glimmer_rt {
 namespace cuda {
 
-/// C[b] (= or +=) op(A[b]) op(B[b]) (+ bias on every row) for b < batch:
-/// row-major bf16 matrices as Gemm.cu's Operand describes them: element
-/// (r, c) of op(X) at ptr[r * ld + c], or ptr[c * ld + r] when transposed;
-/// batch entries `stride` elements apart; C [M, N] with leading dimension
-/// ldc. Every size fits in an int; bias (N entries, or null) only with
+/// One operand of a GEMM: row-major element (r, c) of op(X) lives at
+/// ptr[r * ld + c], or ptr[c * ld + r] when transposed; consecutive batch
+/// entries are `stride` elements apart.
+struct Operand {
+  const void *ptr;
+  bool transposed;
+  int64_t ld;
+  int64_t stride;
+};
+
+/// C[b] (= or +=) op(A[b]) op(B[b]) (+ bias on every row) for b < batch,
+/// bf16, with C [M, N] row-major (leading dimension ldc, batch stride
+/// strideC). Every size fits in an int; bias (N entries, or null) only with
 /// batch 1 and !accumulate.
 struct LtGemm {
   int64_t M, N, K;
-  const void *a;
-  bool aTransposed;
-  int64_t lda, strideA;
-  const void *b;
-  bool bTransposed;
-  int64_t ldb, strideB;
+  Operand a, b;
   void *c;
   int64_t ldc, strideC, batch;
   bool accumulate;
