@@ -28,6 +28,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <array>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -124,6 +125,13 @@ Tensor tensorFromBuffer(const py::buffer &b) {
 }
 
 Tensor opt(const std::optional<Tensor> &t) { return t ? *t : Tensor(); }
+
+/// Attention's `layout` keyword: (query, key, value, output) sequence-major.
+using LayoutFlags = std::array<bool, 4>;
+
+AttentionLayout attentionLayout(const LayoutFlags &f) {
+  return {f[0], f[1], f[2], f[3]};
+}
 
 } // namespace
 
@@ -373,33 +381,36 @@ it, t.numpy() copies it.)doc")
          std::optional<Tensor> qPos, std::optional<Tensor> kPos,
          std::optional<Tensor> qDoc, std::optional<Tensor> kDoc,
          std::optional<Tensor> qBlk, std::optional<Tensor> kBlk, bool causal,
-         int64_t window, double scale) {
+         int64_t window, double scale, const LayoutFlags &layout) {
         return attention(q, k, v, opt(qPos), opt(kPos), opt(qDoc), opt(kDoc),
-                         opt(qBlk), opt(kBlk), causal, window, scale);
+                         opt(qBlk), opt(kBlk), causal, window, scale,
+                         attentionLayout(layout));
       },
       nogil, py::arg("q"), py::arg("k"), py::arg("v"),
       py::arg("q_positions") = py::none(), py::arg("k_positions") = py::none(),
       py::arg("q_documents") = py::none(), py::arg("k_documents") = py::none(),
       py::arg("q_blocks") = py::none(), py::arg("k_blocks") = py::none(),
-      py::arg("causal") = false, py::arg("window") = 0, py::arg("scale") = 1.0);
+      py::arg("causal") = false, py::arg("window") = 0, py::arg("scale") = 1.0,
+      py::arg("layout") = LayoutFlags{});
   m.def(
       "attention_grad",
       [](const Tensor &grad, const Tensor &q, const Tensor &k, const Tensor &v,
          const Tensor &out, const Tensor &lse, std::optional<Tensor> qPos,
          std::optional<Tensor> kPos, std::optional<Tensor> qDoc,
          std::optional<Tensor> kDoc, std::optional<Tensor> qBlk,
-         std::optional<Tensor> kBlk, bool causal, int64_t window,
-         double scale) {
+         std::optional<Tensor> kBlk, bool causal, int64_t window, double scale,
+         const LayoutFlags &layout) {
         return attentionGrad(grad, q, k, v, out, lse, opt(qPos), opt(kPos),
                              opt(qDoc), opt(kDoc), opt(qBlk), opt(kBlk), causal,
-                             window, scale);
+                             window, scale, attentionLayout(layout));
       },
       nogil, py::arg("grad"), py::arg("q"), py::arg("k"), py::arg("v"),
       py::arg("out"), py::arg("lse"), py::arg("q_positions") = py::none(),
       py::arg("k_positions") = py::none(), py::arg("q_documents") = py::none(),
       py::arg("k_documents") = py::none(), py::arg("q_blocks") = py::none(),
       py::arg("k_blocks") = py::none(), py::arg("causal") = false,
-      py::arg("window") = 0, py::arg("scale") = 1.0);
+      py::arg("window") = 0, py::arg("scale") = 1.0,
+      py::arg("layout") = LayoutFlags{});
   m.def("cross_entropy", &glimmer_rt::crossEntropy, nogil, py::arg("logits"),
         py::arg("labels"), py::arg("ignore_index") = -100,
         py::arg("sum_dtype") = DType::F32);

@@ -186,6 +186,9 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   // pick their dense causal kernels.
   pm.addPass(createGlimmerSimplifyAttentionMasks());
   pm.addPass(createCanonicalizerPass());
+  // Then attention that cuDNN runs reads its operands as the projections
+  // wrote them (no transposes around it).
+  pm.addPass(createGlimmerFoldAttentionTransposes());
   // A training step recomputes cheap forward values in its backward
   // instead of keeping them (no CSE may run after this: it would merge the
   // copies back).

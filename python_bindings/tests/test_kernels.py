@@ -955,6 +955,73 @@ def test_attention_errors():
     assert npy(out).shape == q.shape
 
 
+# layout=(query, key, value, output): which are stored sequence-major,
+# [B, T, H, D] instead of [B, H, T, D].
+ATTN_LAYOUTS = {
+    "query": (True, False, False, False),
+    "key": (False, True, False, False),
+    "value": (False, False, True, False),
+    "output": (False, False, False, True),
+    "all": (True, True, True, True),
+}
+
+
+def swap_heads(a, sequence_major=True):
+    """[B, H, T, D] <-> [B, T, H, D] when sequence_major (a numpy copy)."""
+    a = npy(a)
+    return np.ascontiguousarray(a.swapaxes(1, 2)) if sequence_major else a
+
+
+@pytest.mark.parametrize("mask", ["none", "index_causal", "positions"])
+@pytest.mark.parametrize("layout", sorted(ATTN_LAYOUTS))
+def test_attention_layout(layout, mask):
+    # The same op with some tensors stored sequence-major: the results are
+    # the head-major call's, transposed where their layout says (GQA 2:1,
+    # fewer queries than keys).
+    lq, lk, lv, lo = flags = ATTN_LAYOUTS[layout]
+    B, Hq, Hkv, Tq, Tk, D = 2, 4, 2, 5, 7, 8
+    dtype = np.float32
+    q, k, v = randn((B, Hq, Tq, D), dtype, 70), randn((B, Hkv, Tk, D), dtype, 71), randn((B, Hkv, Tk, D), dtype, 72)
+    dout = randn((B, Hq, Tq, D), dtype, 73)
+    kw = dict(scale=0.4)
+    if mask == "index_causal":
+        kw.update(causal=True)
+    elif mask == "positions":  # the last Tq of Tk positions
+        pos = np.tile(np.arange(Tk, dtype=np.int64), (B, 1))
+        kw.update(q_positions=pos[:, Tk - Tq:].copy(), k_positions=pos, causal=True)
+    out, lse = rt.attention(q, k, v, **kw)
+    dq, dk, dv = rt.attention_grad(dout, q, k, v, out, lse, **kw)
+    sq, sk, sv, sout = swap_heads(q, lq), swap_heads(k, lk), swap_heads(v, lv), swap_heads(out, lo)
+    out2, lse2 = rt.attention(sq, sk, sv, layout=flags, **kw)
+    equal(out2, sout)
+    equal(lse2, npy(lse))
+    grads = rt.attention_grad(swap_heads(dout, lo), sq, sk, sv, sout, lse, layout=list(flags), **kw)
+    for a, e, f in zip(grads, (dq, dk, dv), (lq, lk, lv)):
+        equal(a, swap_heads(e, f))
+
+
+def test_attention_layout_errors():
+    # Messages speak of the logical [B, H, T, D] shapes (and the device, on
+    # a GPU).
+    q, k = np.zeros((1, 3, 4, 8), np.float32), np.zeros((1, 1, 4, 8), np.float32)
+    seq = (False, False, True, False)
+    with pytest.raises(ValueError, match=r"glimmer.attention: expects value \[B, T, H, D\] of rank 4, got f32\[4, 8\]"):
+        rt.attention(q, k, k[0, 0], layout=seq)
+    with pytest.raises(ValueError, match=r"expects value like key \(f32\[1, 1, 4, 8\][^)]*\), got f32\[1, 1, 5, 8\]"):
+        rt.attention(q, k, np.zeros((1, 5, 1, 8), np.float32), layout=seq)
+    # A sequence-major query [1, T=3, H=4, 8] against head-major keys of 3 heads.
+    with pytest.raises(ValueError, match=r"query heads \(4\) must be a multiple of key/value heads \(3\)"):
+        rt.attention(q, q, q, layout=(True, False, False, False))
+    out = np.zeros((1, 4, 3, 8), np.float32)  # sequence-major: fits
+    lse = np.zeros((1, 3, 4), np.float32)
+    with pytest.raises(ValueError, match=r"glimmer.attention_grad: expects grad like query \(f32\[1, 3, 4, 8\][^)]*\), got f32\[1, 4, 3, 8\]"):
+        rt.attention_grad(q, q, k, k, out, lse, layout=(False, False, False, True))
+    with pytest.raises(ValueError, match=r"expects output \[B, T, H, D\] of rank 4"):
+        rt.attention_grad(out, q, k, k, out[0], lse, layout=(False, False, False, True))
+    with pytest.raises(TypeError):
+        rt.attention(q, k, k, layout=(True, False))
+
+
 # --------------------------------------------------------------------------
 # Cross-entropy
 

@@ -28,7 +28,10 @@
 // attention when the runtime is built with cuDNN (CudnnAttention.h) and
 // cuDNN supports the shape; everything else runs here. Causal attention
 // without positions reads the indices as positions (an iota made for the
-// call).
+// call). cuDNN reads and writes sequence-major tensors (AttentionLayout)
+// in place through their strides; the kernels here read [B, H, T, D] only,
+// so calls with such tensors that cuDNN does not take are transposed around
+// them (detail::attentionTransposed).
 //
 // Two implementations, each in a fragment this file includes:
 //  * SIMT kernels (AttentionSimt.inc) for every type (f32 and bf16 compute
@@ -585,10 +588,17 @@ struct IndexPositions {
 
 #ifdef GLIMMER_RT_HAVE_CUDNN
 CudnnAttentionShape cudnnShape(const AttentionShape &s, bool causal,
-                               double scale) {
-  return {s.B, s.Hq, s.Hkv, s.Tq, s.Tk, s.D, causal, scale};
+                               double scale, AttentionLayout layout) {
+  return {s.B, s.Hq, s.Hkv, s.Tq, s.Tk, s.D, causal, scale, layout};
 }
 #endif
+
+/// The output's shape as stored: [B, Hq, Tq, D] or sequence-major.
+Shape outputShape(const AttentionShape &s, AttentionLayout layout) {
+  if (layout.output)
+    return {s.B, s.Tq, s.Hq, s.D};
+  return {s.B, s.Hq, s.Tq, s.D};
+}
 
 } // namespace
 
@@ -601,15 +611,16 @@ attention(const Tensor &q, const Tensor &k, const Tensor &v,
           const Tensor &qPositions, const Tensor &kPositions,
           const Tensor &qDocuments, const Tensor &kDocuments,
           const Tensor &qBlocks, const Tensor &kBlocks, bool causal,
-          int64_t window, double scale) {
+          int64_t window, double scale, AttentionLayout layout) {
   const char *op = "attention";
+  detail::AttentionViews h = detail::attentionViews(op, layout, q, k, v);
   AttentionShape s =
-      checkAttention(op, q, k, v, qPositions, kPositions, qDocuments,
+      checkAttention(op, h.q, h.k, h.v, qPositions, kPositions, qDocuments,
                      kDocuments, qBlocks, kBlocks, causal, window, scale);
   checkHeadDim(op, s.D);
   Ctx c(op, {&q, &k, &v, &qPositions, &kPositions, &qDocuments, &kDocuments,
              &qBlocks, &kBlocks});
-  Tensor out = c.empty(q.dtype(), q.shape());
+  Tensor out = c.empty(q.dtype(), outputShape(s, layout));
   Tensor lse = c.empty(lseType(q.dtype()), {s.B, s.Hq, s.Tq});
   if (s.B * s.Hq * s.Tq == 0)
     return std::make_tuple(out, lse);
@@ -617,9 +628,17 @@ attention(const Tensor &q, const Tensor &k, const Tensor &v,
   if (!qPositions.defined() && !qDocuments.defined() && !qBlocks.defined() &&
       window == 0 &&
       cudnnAttentionForward(op, c.device.index, c.stream,
-                            cudnnShape(s, causal, scale), q, k, v, out, lse))
+                            cudnnShape(s, causal, scale, layout), q, k, v, out,
+                            lse))
     return std::make_tuple(out, lse);
 #endif
+  // The kernels below read [B, H, T, D] only.
+  if (layout.any()) {
+    out = lse = Tensor(); // the call makes its own
+    return detail::attentionTransposed(q, k, v, qPositions, kPositions,
+                                       qDocuments, kDocuments, qBlocks, kBlocks,
+                                       causal, window, scale, layout);
+  }
   IndexPositions index(c, s, causal, qPositions, kPositions);
   Operands o{q,       k,       v,      index.q, index.k, qDocuments, kDocuments,
              qBlocks, kBlocks, causal, window,  scale,   s};
@@ -646,13 +665,15 @@ attentionGrad(const Tensor &grad, const Tensor &q, const Tensor &k,
               const Tensor &qPositions, const Tensor &kPositions,
               const Tensor &qDocuments, const Tensor &kDocuments,
               const Tensor &qBlocks, const Tensor &kBlocks, bool causal,
-              int64_t window, double scale) {
+              int64_t window, double scale, AttentionLayout layout) {
   const char *op = "attention_grad";
+  detail::AttentionViews h =
+      detail::attentionViews(op, layout, q, k, v, grad, out);
   AttentionShape s =
-      checkAttention(op, q, k, v, qPositions, kPositions, qDocuments,
+      checkAttention(op, h.q, h.k, h.v, qPositions, kPositions, qDocuments,
                      kDocuments, qBlocks, kBlocks, causal, window, scale);
-  requireLike(op, grad, "grad", q, "query");
-  requireLike(op, out, "output", q, "query");
+  requireLike(op, h.grad, "grad", h.q, "query");
+  requireLike(op, h.out, "output", h.q, "query");
   requireDefined(op, lse, "lse");
   check(lse.dtype() == lseType(q.dtype()), op,
         "expects lse in the query's precision (f32 for bf16 queries), got " +
@@ -661,6 +682,7 @@ attentionGrad(const Tensor &grad, const Tensor &q, const Tensor &k,
   checkHeadDim(op, s.D);
   Ctx c(op, {&grad, &q, &k, &v, &out, &lse, &qPositions, &kPositions,
              &qDocuments, &kDocuments, &qBlocks, &kBlocks});
+  // Stored as q, k, v are (layouts included).
   Tensor dq = c.empty(q.dtype(), q.shape());
   Tensor dk = c.empty(k.dtype(), k.shape());
   Tensor dv = c.empty(v.dtype(), v.shape());
@@ -673,10 +695,17 @@ attentionGrad(const Tensor &grad, const Tensor &q, const Tensor &k,
   if (dq.numel() > 0 && dk.numel() > 0 && !qPositions.defined() &&
       !qDocuments.defined() && !qBlocks.defined() && window == 0 &&
       cudnnAttentionBackward(op, c.device.index, c.stream,
-                             cudnnShape(s, causal, scale), grad, q, k, v, out,
-                             lse, dq, dk, dv))
+                             cudnnShape(s, causal, scale, layout), grad, q, k,
+                             v, out, lse, dq, dk, dv))
     return std::make_tuple(dq, dk, dv);
 #endif
+  // The kernels below read [B, H, T, D] only.
+  if (layout.any()) {
+    dq = dk = dv = Tensor(); // the call makes its own
+    return detail::attentionGradTransposed(
+        grad, q, k, v, out, lse, qPositions, kPositions, qDocuments, kDocuments,
+        qBlocks, kBlocks, causal, window, scale, layout);
+  }
   IndexPositions index(c, s, causal, qPositions, kPositions);
   Operands o{q,       k,       v,      index.q, index.k, qDocuments, kDocuments,
              qBlocks, kBlocks, causal, window,  scale,   s};

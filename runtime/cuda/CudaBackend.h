@@ -177,14 +177,14 @@ attention(const Tensor &q, const Tensor &k, const Tensor &v,
           const Tensor &qPositions, const Tensor &kPositions,
           const Tensor &qDocuments, const Tensor &kDocuments,
           const Tensor &qBlocks, const Tensor &kBlocks, bool causal,
-          int64_t window, double scale);
+          int64_t window, double scale, AttentionLayout layout = {});
 std::tuple<Tensor, Tensor, Tensor>
 attentionGrad(const Tensor &grad, const Tensor &q, const Tensor &k,
               const Tensor &v, const Tensor &out, const Tensor &lse,
               const Tensor &qPositions, const Tensor &kPositions,
               const Tensor &qDocuments, const Tensor &kDocuments,
               const Tensor &qBlocks, const Tensor &kBlocks, bool causal,
-              int64_t window, double scale);
+              int64_t window, double scale, AttentionLayout layout = {});
 std::tuple<Tensor, Tensor> crossEntropy(const Tensor &logits,
                                         const Tensor &labels,
                                         int64_t ignoreIndex, DType sumDType);

@@ -1,8 +1,9 @@
 //===- CudnnAttention.cpp - cuDNN's fused flash attention -----------------===//
 //
-// One cudnn-frontend graph per (direction, shape, mask, scale) and device,
-// built on first use and kept for the process: rank threads come and go
-// with every step, so a per-thread cache would rebuild the plans each step.
+// One cudnn-frontend graph per (direction, shape, mask, scale, layout) and
+// device, built on first use and kept for the process: rank threads come
+// and go with every step, so a per-thread cache would rebuild the plans
+// each step.
 // Each device has one cuDNN handle; a mutex serializes the (host-side,
 // asynchronous) plan lookups and launches on it. A shape cuDNN does not
 // support is cached as such and falls back to Attention.cu every time after
@@ -44,29 +45,40 @@ std::vector<int64_t> contiguous(const std::vector<int64_t> &dims) {
   return stride;
 }
 
+/// A graph tensor's dims and the strides of its storage.
+struct Layout {
+  std::vector<int64_t> dims, strides;
+};
+
+/// Dims [B, H, T, D], stored so or sequence-major ([B, T, H, D]).
+Layout bhtd(int64_t B, int64_t H, int64_t T, int64_t D, bool sequenceMajor) {
+  if (sequenceMajor)
+    return {{B, H, T, D}, {T * H * D, D, H * D, 1}};
+  return {{B, H, T, D}, contiguous({B, H, T, D})};
+}
+
 std::shared_ptr<fe::graph::Tensor_attributes>
-input(fe::graph::Graph &g, const char *name, int64_t uid,
-      std::vector<int64_t> dims,
+input(fe::graph::Graph &g, const char *name, int64_t uid, const Layout &l,
       fe::DataType_t type = fe::DataType_t::BFLOAT16) {
-  auto strides = contiguous(dims);
   return g.tensor(fe::graph::Tensor_attributes()
                       .set_name(name)
                       .set_uid(uid)
-                      .set_dim(dims)
-                      .set_stride(strides)
+                      .set_dim(l.dims)
+                      .set_stride(l.strides)
                       .set_data_type(type));
 }
 
-void output(const std::shared_ptr<fe::graph::Tensor_attributes> &t,
-            int64_t uid, std::vector<int64_t> dims,
-            fe::DataType_t type = fe::DataType_t::BFLOAT16) {
-  auto strides = contiguous(dims);
-  t->set_output(true).set_uid(uid).set_dim(dims).set_stride(strides)
+void output(const std::shared_ptr<fe::graph::Tensor_attributes> &t, int64_t uid,
+            const Layout &l, fe::DataType_t type = fe::DataType_t::BFLOAT16) {
+  t->set_output(true)
+      .set_uid(uid)
+      .set_dim(l.dims)
+      .set_stride(l.strides)
       .set_data_type(type);
 }
 
 using Key = std::tuple<bool, int64_t, int64_t, int64_t, int64_t, int64_t,
-                       int64_t, bool, double>;
+                       int64_t, bool, double, bool, bool, bool, bool>;
 
 /// The most workspace cuDNN's deterministic attention backward may take
 /// unless asked for (GLIMMER_CUDA_ATTENTION=cudnn-deterministic).
@@ -85,11 +97,29 @@ std::shared_ptr<fe::graph::Graph> newGraph() {
   return g;
 }
 
+// The layouts of a shape's tensors.
+Layout queryLayout(const CudnnAttentionShape &s) {
+  return bhtd(s.B, s.Hq, s.Tq, s.D, s.layout.query);
+}
+Layout keyLayout(const CudnnAttentionShape &s) {
+  return bhtd(s.B, s.Hkv, s.Tk, s.D, s.layout.key);
+}
+Layout valueLayout(const CudnnAttentionShape &s) {
+  return bhtd(s.B, s.Hkv, s.Tk, s.D, s.layout.value);
+}
+Layout outputLayout(const CudnnAttentionShape &s) {
+  return bhtd(s.B, s.Hq, s.Tq, s.D, s.layout.output);
+}
+/// The softmax statistics (lse), [B, Hq, Tq, 1] f32 in every layout.
+Layout statsLayout(const CudnnAttentionShape &s) {
+  return {{s.B, s.Hq, s.Tq, 1}, contiguous({s.B, s.Hq, s.Tq, 1})};
+}
+
 std::shared_ptr<fe::graph::Graph> forwardGraph(const CudnnAttentionShape &s) {
   auto g = newGraph();
-  auto q = input(*g, "Q", kQ, {s.B, s.Hq, s.Tq, s.D});
-  auto k = input(*g, "K", kK, {s.B, s.Hkv, s.Tk, s.D});
-  auto v = input(*g, "V", kV, {s.B, s.Hkv, s.Tk, s.D});
+  auto q = input(*g, "Q", kQ, queryLayout(s));
+  auto k = input(*g, "K", kK, keyLayout(s));
+  auto v = input(*g, "V", kV, valueLayout(s));
   auto options = fe::graph::SDPA_attributes()
                      .set_name("glimmer_attention")
                      .set_generate_stats(true)
@@ -97,21 +127,21 @@ std::shared_ptr<fe::graph::Graph> forwardGraph(const CudnnAttentionShape &s) {
   if (s.causal)
     options.set_causal_mask(true); // top-left: key j <= query i
   auto [o, stats] = g->sdpa(q, k, v, options);
-  output(o, kO, {s.B, s.Hq, s.Tq, s.D});
-  output(stats, kStats, {s.B, s.Hq, s.Tq, 1}, fe::DataType_t::FLOAT);
+  output(o, kO, outputLayout(s));
+  output(stats, kStats, statsLayout(s), fe::DataType_t::FLOAT);
   return g;
 }
 
 std::shared_ptr<fe::graph::Graph> backwardGraph(const CudnnAttentionShape &s,
                                                 bool deterministic) {
   auto g = newGraph();
-  auto q = input(*g, "Q", kQ, {s.B, s.Hq, s.Tq, s.D});
-  auto k = input(*g, "K", kK, {s.B, s.Hkv, s.Tk, s.D});
-  auto v = input(*g, "V", kV, {s.B, s.Hkv, s.Tk, s.D});
-  auto o = input(*g, "O", kO, {s.B, s.Hq, s.Tq, s.D});
-  auto dO = input(*g, "dO", kDO, {s.B, s.Hq, s.Tq, s.D});
-  auto stats = input(*g, "Stats", kStats, {s.B, s.Hq, s.Tq, 1},
-                     fe::DataType_t::FLOAT);
+  auto q = input(*g, "Q", kQ, queryLayout(s));
+  auto k = input(*g, "K", kK, keyLayout(s));
+  auto v = input(*g, "V", kV, valueLayout(s));
+  auto o = input(*g, "O", kO, outputLayout(s));
+  auto dO = input(*g, "dO", kDO, outputLayout(s));
+  auto stats =
+      input(*g, "Stats", kStats, statsLayout(s), fe::DataType_t::FLOAT);
   auto options = fe::graph::SDPA_backward_attributes()
                      .set_name("glimmer_attention_grad")
                      .set_attn_scale(float(s.scale))
@@ -119,9 +149,9 @@ std::shared_ptr<fe::graph::Graph> backwardGraph(const CudnnAttentionShape &s,
   if (s.causal)
     options.set_causal_mask(true);
   auto [dq, dk, dv] = g->sdpa_backward(q, k, v, o, dO, stats, options);
-  output(dq, kDQ, {s.B, s.Hq, s.Tq, s.D});
-  output(dk, kDK, {s.B, s.Hkv, s.Tk, s.D});
-  output(dv, kDV, {s.B, s.Hkv, s.Tk, s.D});
+  output(dq, kDQ, queryLayout(s));
+  output(dk, kDK, keyLayout(s));
+  output(dv, kDV, valueLayout(s));
   return g;
 }
 
@@ -152,7 +182,9 @@ const Plan &planFor(DeviceCache &cache, bool backward,
                     const CudnnAttentionShape &s) {
   auto &plans = cache.plans;
   cudnnHandle_t handle = cache.handle;
-  Key key{backward, s.B, s.Hq, s.Hkv, s.Tq, s.Tk, s.D, s.causal, s.scale};
+  const AttentionLayout &l = s.layout;
+  Key key{backward, s.B,     s.Hq,    s.Hkv, s.Tq,    s.Tk,    s.D,
+          s.causal, s.scale, l.query, l.key, l.value, l.output};
   auto it = plans.find(key);
   if (it != plans.end())
     return it->second;

@@ -10,7 +10,9 @@
 // Each call returns false, having done nothing, when cuDNN cannot run the
 // shape (its support check fails once per shape and is remembered), so the
 // caller falls back; failures while running a supported plan throw.
-// Operands are contiguous; dQ/dK/dV are written in full.
+// Operands are contiguous, each [B, H, T, D] or, as the shape's layout
+// says, sequence-major [B, T, H, D] (given to cuDNN as strides); lse is
+// [B, Hq, Tq]. dQ/dK/dV are written in full.
 //
 // The backward pass uses cuDNN's deterministic algorithm (dQ without
 // atomics), so results stay bitwise reproducible as with Attention.cu.
@@ -22,6 +24,7 @@
 #ifndef GLIMMER_RT_CUDA_CUDNNATTENTION_H
 #define GLIMMER_RT_CUDA_CUDNNATTENTION_H
 
+#include "glimmer_rt/Kernels.h"
 #include "glimmer_rt/Tensor.h"
 
 #include <cuda_runtime.h>
@@ -29,14 +32,18 @@
 namespace glimmer_rt {
 namespace cuda {
 
-/// Shapes as Attention.cu checked them: q [B, Hq, Tq, D], k/v [B, Hkv, Tk, D].
+/// Shapes as Attention.cu checked them: q [B, Hq, Tq, D], k/v [B, Hkv, Tk, D]
+/// (logical dims; `layout` says which are stored sequence-major).
 struct CudnnAttentionShape {
   int64_t B, Hq, Hkv, Tq, Tk, D;
   bool causal;
   double scale;
+  AttentionLayout layout;
 };
 
-/// out [B, Hq, Tq, D] bf16 and lse [B, Hq, Tq] f32 (natural log).
+/// out [B, Hq, Tq, D] bf16 (stored as layout.output says) and lse
+/// [B, Hq, Tq] f32 (natural log). grad and dq/dk/dv of the backward are
+/// stored as out and q/k/v.
 bool cudnnAttentionForward(const char *op, int device, cudaStream_t stream,
                            const CudnnAttentionShape &s, const Tensor &q,
                            const Tensor &k, const Tensor &v, Tensor &out,

@@ -218,7 +218,10 @@ __global__ void channelsFirst(T *__restrict__ gt, const T *__restrict__ grad,
 }
 
 /// dx of images [n0, n0 + images) from the patch-space gradient: each input
-/// element sums, in a fixed order, the patch entries that read it.
+/// element sums, in a fixed order (ascending kh, then kw), the patch entries
+/// that read it. Only the taps with (ih + ph - kh) a multiple of the stride
+/// read it, so kh starts at (ih + ph) mod sh and steps by sh (kw alike): a
+/// patch embedding (kernel = stride) visits one tap instead of KH * KW.
 template <typename T>
 __global__ void col2im(T *__restrict__ dx, const T *__restrict__ dcols,
                        ConvShape s, int64_t n0, int64_t images) {
@@ -229,18 +232,15 @@ __global__ void col2im(T *__restrict__ dx, const T *__restrict__ dcols,
     int64_t iw = i % s.W, ih = (i / s.W) % s.H, ch = (i / (s.W * s.H)) % s.C,
             n = i / (s.W * s.H * s.C);
     acc_t<T> sum = 0;
-    for (int64_t kh = 0; kh < s.KH; ++kh) {
-      int64_t th = ih + s.ph - kh;
-      if (th < 0 || th % s.sh != 0)
-        continue;
-      int64_t oh = th / s.sh;
+    // th = ih + ph - kh >= 0 for the taps visited (ih + ph >= 0 always).
+    for (int64_t kh = (ih + s.ph) % s.sh; kh < s.KH && kh <= ih + s.ph;
+         kh += s.sh) {
+      int64_t oh = (ih + s.ph - kh) / s.sh;
       if (oh >= s.OH)
         continue;
-      for (int64_t kw = 0; kw < s.KW; ++kw) {
-        int64_t tw = iw + s.pw - kw;
-        if (tw < 0 || tw % s.sw != 0)
-          continue;
-        int64_t ow = tw / s.sw;
+      for (int64_t kw = (iw + s.pw) % s.sw; kw < s.KW && kw <= iw + s.pw;
+           kw += s.sw) {
+        int64_t ow = (iw + s.pw - kw) / s.sw;
         if (ow >= s.OW)
           continue;
         sum += ld(dcols + (n * P + oh * s.OW + ow) * ckk +

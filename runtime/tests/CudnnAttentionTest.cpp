@@ -9,9 +9,13 @@
 // tolerance (relative norm 1e-2, lse to 1e-2), and that the backward is
 // bitwise reproducible (run with GLIMMER_CUDA_ATTENTION=cudnn-deterministic:
 // by default long sequences take cuDNN's non-deterministic backward, see
-// cudnnAttentionDeterminism). Prints PASS/FAIL per case; exits non-zero on a
-// failure. It is a C++ program because cuDNN attention is off in Python
-// processes (see glimmer_rt::setCudnnAttention).
+// cudnnAttentionDeterminism). Then sequence-major layouts (AttentionLayout:
+// q, k, v and out stored [B, T, H, D], read and written by cuDNN through
+// strides): cuDNN must run them, the forward must equal the head-major
+// call's results transposed bit for bit, the backward within the same
+// tolerance. Prints PASS/FAIL per case; exits non-zero on a failure. It is
+// a C++ program because cuDNN attention is off in Python processes (see
+// glimmer_rt::setCudnnAttention).
 //
 //===----------------------------------------------------------------------===//
 
@@ -122,6 +126,58 @@ bool run(const Case &c) {
   return ok;
 }
 
+/// [B, H, T, D] <-> [B, T, H, D] when `sequenceMajor`, else `t`.
+Tensor stored(const Tensor &t, bool sequenceMajor) {
+  return sequenceMajor ? transpose(t, {0, 2, 1, 3}) : t;
+}
+
+struct LayoutCase {
+  const char *name;
+  Case shape;
+  AttentionLayout layout;
+};
+
+/// cuDNN with `lc.layout` against cuDNN head-major, on the same values.
+bool runLayout(const LayoutCase &lc) {
+  const Case &c = lc.shape;
+  const AttentionLayout &l = lc.layout;
+  Device gpu = Device::cuda(0);
+  double scale = 0.7 / std::sqrt(double(c.D));
+  auto make = [&](const Shape &shape, uint64_t seed) {
+    return convert(random(shape, seed).to(gpu), DType::BF16);
+  };
+  Tensor q = make({c.B, c.Hq, c.Tq, c.D}, 11);
+  Tensor k = make({c.B, c.Hkv, c.Tk, c.D}, 12);
+  Tensor v = make({c.B, c.Hkv, c.Tk, c.D}, 13);
+  Tensor dout = make({c.B, c.Hq, c.Tq, c.D}, 14);
+  Tensor none;
+
+  int64_t before = cudnnAttentionCalls();
+  auto [out, lse] = attention(q, k, v, none, none, none, none, none, none,
+                              c.causal, 0, scale);
+  auto [dq, dk, dv] = attentionGrad(dout, q, k, v, out, lse, none, none, none,
+                                    none, none, none, c.causal, 0, scale);
+  Tensor sq = stored(q, l.query), sk = stored(k, l.key),
+         sv = stored(v, l.value);
+  auto [sout, slse] = attention(sq, sk, sv, none, none, none, none, none, none,
+                                c.causal, 0, scale, l);
+  auto [sdq, sdk, sdv] =
+      attentionGrad(stored(dout, l.output), sq, sk, sv, sout, slse, none, none,
+                    none, none, none, none, c.causal, 0, scale, l);
+  int64_t ran = cudnnAttentionCalls() - before;
+
+  bool forward = same(sout, stored(out, l.output)) && same(slse, lse);
+  double eDq = relative(host(stored(sdq, l.query)), host(dq));
+  double eDk = relative(host(stored(sdk, l.key)), host(dk));
+  double eDv = relative(host(stored(sdv, l.value)), host(dv));
+  bool ok = ran == 4 && forward && eDq <= 1e-2 && eDk <= 1e-2 && eDv <= 1e-2;
+  std::printf("%s: %s (cuDNN calls %lld/4; forward %s; dq %.2e, dk %.2e, "
+              "dv %.2e)\n",
+              ok ? "PASS" : "FAIL", lc.name, (long long)ran,
+              forward ? "bitwise equal" : "DIFFERS", eDq, eDk, eDv);
+  return ok;
+}
+
 } // namespace
 
 int main() {
@@ -138,10 +194,24 @@ int main() {
       {"index_causal_long", 1, 2, 1, 1024, 1024, 128, true},
       {"decoder_like", 1, 16, 8, 2048, 2048, 64, true},
   };
+  // Layout flags in AttentionLayout's order: query, key, value, output.
+  const LayoutCase layouts[] = {
+      {"layout_all_index_causal_gqa",
+       {"", 2, 4, 2, 160, 160, 64, true},
+       {true, true, true, true}},
+      {"layout_value_output_fewer_queries",
+       {"", 2, 4, 2, 64, 160, 128, true},
+       {false, false, true, true}},
+      {"layout_query_key_plain",
+       {"", 2, 4, 4, 96, 96, 64, false},
+       {true, true, false, false}},
+  };
   int failed = 0;
   try {
     for (const Case &c : cases)
       failed += run(c) ? 0 : 1;
+    for (const LayoutCase &lc : layouts)
+      failed += runLayout(lc) ? 0 : 1;
   } catch (const std::exception &e) {
     std::printf("FAIL: %s\n", e.what());
     return 1;

@@ -118,6 +118,19 @@ public:
   Call &boolean(bool v) { return literal(v ? "true" : "false"); }
   Call &ints(ArrayRef<int64_t> v) { return literal(intList(v)); }
   Call &dtype(Type t) { return literal(dtypeLiteral(t)); }
+  /// Attention's sequence-major flags, when any is set (the runtime's
+  /// default argument is all head-major).
+  template <typename AttentionLike>
+  Call &attentionLayout(AttentionLike a) {
+    if (!a.anySequenceMajor())
+      return *this;
+    std::string flags;
+    for (auto which : {AttentionLike::kQuery, AttentionLike::kKey,
+                       AttentionLike::kValue, AttentionLike::kOutput})
+      flags += std::string(flags.empty() ? "" : ", ") +
+               (a.isSequenceMajor(which) ? "true" : "false");
+    return literal("glimmer_rt::AttentionLayout{" + flags + "}");
+  }
 
   SmallVector<Value> build(TypeRange results) {
     auto call = emitc::CallOpaqueOp::create(b, loc, results, callee, operands,
@@ -547,7 +560,8 @@ LogicalResult FunctionLowering::lower(Operation *op) {
                         .optional(map(a.getKeyBlocks()))
                         .boolean(a.getCausal())
                         .integer(a.getWindow().value_or(0))
-                        .real(a.getScale()));
+                        .real(a.getScale())
+                        .attentionLayout(a));
       })
       .Case([&](AttentionGradOp a) -> LogicalResult {
         return many(call("attentionGrad")
@@ -565,7 +579,8 @@ LogicalResult FunctionLowering::lower(Operation *op) {
                         .optional(map(a.getKeyBlocks()))
                         .boolean(a.getCausal())
                         .integer(a.getWindow().value_or(0))
-                        .real(a.getScale()));
+                        .real(a.getScale())
+                        .attentionLayout(a));
       })
       .Case([&](SoftmaxOp s) -> LogicalResult {
         return one(

@@ -129,6 +129,13 @@ std::tuple<Tensor, Tensor, Tensor> layerNormGrad(const Tensor &grad,
 /// x [B, T, H, D], positions [B, T] (integer).
 Tensor rope(const Tensor &x, const Tensor &positions, double theta,
             RopeStyle style, bool inverse);
+/// Which of attention's tensors are stored sequence-major, [B, T, H, D],
+/// instead of [B, H, T, D]. attentionGrad's grad is stored as output, and dq,
+/// dk, dv as q, k, v.
+struct AttentionLayout {
+  bool query = false, key = false, value = false, output = false;
+  bool any() const { return query || key || value || output; }
+};
 /// q [B, Hq, Tq, D], k/v [B, Hkv, Tk, D]; positions [B, T] (integer, both
 /// or undefined), documents likewise, blocks likewise. Query i of batch b
 /// sees key j when
@@ -141,13 +148,14 @@ Tensor rope(const Tensor &x, const Tensor &positions, double theta,
 /// images) and a window (> 0: the keys less than `window` positions back;
 /// 0: none) need `causal`. Returns (out, lse [B, Hq, Tq]); lse is in the
 /// query's precision (F32 or F64). A query that sees no key gets a zero
-/// output and lse = -inf.
+/// output and lse = -inf. `layout` says which of q, k, v and out are
+/// sequence-major (shapes and messages above are in [B, H, T, D] terms).
 std::tuple<Tensor, Tensor>
 attention(const Tensor &q, const Tensor &k, const Tensor &v,
           const Tensor &qPositions, const Tensor &kPositions,
           const Tensor &qDocuments, const Tensor &kDocuments,
           const Tensor &qBlocks, const Tensor &kBlocks, bool causal,
-          int64_t window, double scale);
+          int64_t window, double scale, AttentionLayout layout = {});
 /// (dq, dk, dv), the mask as in attention; queries that see no key get no
 /// gradient.
 std::tuple<Tensor, Tensor, Tensor>
@@ -156,7 +164,36 @@ attentionGrad(const Tensor &grad, const Tensor &q, const Tensor &k,
               const Tensor &qPositions, const Tensor &kPositions,
               const Tensor &qDocuments, const Tensor &kDocuments,
               const Tensor &qBlocks, const Tensor &kBlocks, bool causal,
-              int64_t window, double scale);
+              int64_t window, double scale, AttentionLayout layout = {});
+// Shared by the CPU and CUDA attention entry points; not for programs.
+namespace detail {
+/// Attention's tensors in [B, H, T, D] terms: the sequence-major ones of a
+/// layout viewed with dims 1 and 2 swapped (sharing storage; for shape and
+/// type checks only, a view is not a transpose). Undefined ones stay so.
+struct AttentionViews {
+  Tensor q, k, v, grad, out;
+};
+/// Throws (as `op`) when a sequence-major tensor is not of rank 4.
+AttentionViews attentionViews(const char *op, AttentionLayout layout,
+                              const Tensor &q, const Tensor &k, const Tensor &v,
+                              const Tensor &grad = Tensor(),
+                              const Tensor &out = Tensor());
+/// attention and attentionGrad for kernels that read [B, H, T, D] only:
+/// `layout`'s sequence-major tensors transposed to head-major, the call
+/// made with the default layout, its results transposed back.
+std::tuple<Tensor, Tensor>
+attentionTransposed(const Tensor &q, const Tensor &k, const Tensor &v,
+                    const Tensor &qPositions, const Tensor &kPositions,
+                    const Tensor &qDocuments, const Tensor &kDocuments,
+                    const Tensor &qBlocks, const Tensor &kBlocks, bool causal,
+                    int64_t window, double scale, AttentionLayout layout);
+std::tuple<Tensor, Tensor, Tensor> attentionGradTransposed(
+    const Tensor &grad, const Tensor &q, const Tensor &k, const Tensor &v,
+    const Tensor &out, const Tensor &lse, const Tensor &qPositions,
+    const Tensor &kPositions, const Tensor &qDocuments,
+    const Tensor &kDocuments, const Tensor &qBlocks, const Tensor &kBlocks,
+    bool causal, int64_t window, double scale, AttentionLayout layout);
+} // namespace detail
 /// logits [..., V], labels [...] -> (sum of -log softmax at the label over
 /// positions with label != ignoreIndex, as a 0-d tensor of sumDType; count
 /// of such positions, 0-d I64). Labels outside [0, V) (other than

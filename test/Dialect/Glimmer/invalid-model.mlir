@@ -328,11 +328,49 @@ func.func @attention_key_rank(%q: tensor<2x4x8x16xf32>, %k: tensor<2x8x16xf32>) 
 
 // -----
 
-// Key and value share one type (ODS AllTypesMatch).
+// Key and value share one shape (in their layouts).
 func.func @attention_key_value_mismatch(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x8xf32>) -> tensor<1x2x8x4xf32> {
-  // expected-error @+1 {{'glimmer.attention' op failed to verify that all of {key, value} have same type}}
+  // expected-error @+1 {{'glimmer.attention' op expects value of type 'tensor<1x2x8x4xf32>', got 'tensor<1x2x8x8xf32>'}}
   %o, %lse = "glimmer.attention"(%q, %k, %v) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, scale = 1.0 : f64}> : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x8xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
   return %o : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// A sequence-major value is key's shape with heads and sequence exchanged:
+// here it is head-major.
+func.func @attention_sequence_major_value_shape(%q: tensor<1x2x8x4xbf16>, %v: tensor<1x2x8x4xbf16>) -> tensor<1x2x8x4xbf16> {
+  // expected-error @+1 {{'glimmer.attention' op expects value of type 'tensor<1x8x2x4xbf16>', got 'tensor<1x2x8x4xbf16>'}}
+  %o, %lse = glimmer.attention %q, %q, %v scale = 1.0 {sequence_major = array<i1: false, false, true, false>} : tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16> -> tensor<1x2x8x4xbf16>, tensor<1x2x8xf32>
+  return %o : tensor<1x2x8x4xbf16>
+}
+
+// -----
+
+// The flags name query, key, value and output: four of them.
+func.func @attention_sequence_major_count(%q: tensor<1x2x8x4xbf16>) -> tensor<1x2x8x4xbf16> {
+  // expected-error @+1 {{'glimmer.attention' op expects sequence_major to flag 4 tensors (query, key, value, output), got 3}}
+  %o, %lse = glimmer.attention %q, %q, %q scale = 1.0 {sequence_major = array<i1: false, false, true>} : tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16> -> tensor<1x2x8x4xbf16>, tensor<1x2x8xf32>
+  return %o : tensor<1x2x8x4xbf16>
+}
+
+// -----
+
+// A sequence-major output is [B, Tq, Hq, D]; lse stays [B, Hq, Tq].
+func.func @attention_sequence_major_output(%q: tensor<1x2x8x4xbf16>) -> tensor<1x2x8x4xbf16> {
+  // expected-error @+1 {{'glimmer.attention' op expects output of type 'tensor<1x8x2x4xbf16>', got 'tensor<1x2x8x4xbf16>'}}
+  %o, %lse = glimmer.attention %q, %q, %q scale = 1.0 {sequence_major = array<i1: false, false, false, true>} : tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16> -> tensor<1x2x8x4xbf16>, tensor<1x2x8xf32>
+  return %o : tensor<1x2x8x4xbf16>
+}
+
+// -----
+
+// The output gradient is laid out as the output (here both head-major
+// while the flags say sequence-major).
+func.func @attention_grad_sequence_major_grad(%q: tensor<1x2x8x4xbf16>, %lse: tensor<1x2x8xf32>) -> tensor<1x2x8x4xbf16> {
+  // expected-error @+1 {{'glimmer.attention_grad' op expects grad of type 'tensor<1x8x2x4xbf16>', got 'tensor<1x2x8x4xbf16>'}}
+  %dq, %dk, %dv = "glimmer.attention_grad"(%q, %q, %q, %q, %q, %lse) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, scale = 1.0 : f64, sequence_major = array<i1: false, false, false, true>}> : (tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8xf32>) -> (tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>)
+  return %dq : tensor<1x2x8x4xbf16>
 }
 
 // -----

@@ -137,6 +137,25 @@ func.func @attention_plain(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>, %
 
 // -----
 
+// Sequence-major value and output ([B, T, H, D]): value's type follows
+// key's, and in the VJP value's and output's follow lse's.
+// CHECK-LABEL: func.func @attention_sequence_major
+// CHECK: glimmer.attention %{{.*}}, %{{.*}}, %{{.*}} causal scale = 2.500000e-01 {sequence_major = array<i1: false, false, true, true>} : tensor<1x4x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x8x2x16xbf16> -> tensor<1x8x4x16xbf16>, tensor<1x4x8xf32>
+// CHECK: glimmer.attention_grad {{.*}} causal scale = 2.500000e-01 {sequence_major = array<i1: false, false, true, true>} : tensor<1x4x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x4x8xf32>, tensor<1x8x2x16xbf16>, tensor<1x8x4x16xbf16>
+// CHECK: glimmer.attention {{.*}} {sequence_major = array<i1: true, true, true, true>} : tensor<1x8x4x16xbf16>, tensor<1x8x2x16xbf16> -> tensor<1x8x4x16xbf16>, tensor<1x4x8xf32>
+func.func @attention_sequence_major(%q: tensor<1x4x8x16xbf16>, %k: tensor<1x2x8x16xbf16>, %vs: tensor<1x8x2x16xbf16>,
+                                    %qs: tensor<1x8x4x16xbf16>, %ks: tensor<1x8x2x16xbf16>) -> (tensor<1x8x2x16xbf16>, tensor<1x8x4x16xbf16>) {
+  %o, %lse = glimmer.attention %q, %k, %vs causal scale = 0.25 {sequence_major = array<i1: false, false, true, true>}
+      : tensor<1x4x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x8x2x16xbf16> -> tensor<1x8x4x16xbf16>, tensor<1x4x8xf32>
+  %dq, %dk, %dv = glimmer.attention_grad %o, %q, %k, %vs, %o, %lse causal scale = 0.25 {sequence_major = array<i1: false, false, true, true>}
+      : tensor<1x4x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x4x8xf32>, tensor<1x8x2x16xbf16>, tensor<1x8x4x16xbf16>
+  %o2, %lse2 = glimmer.attention %qs, %ks, %ks scale = 0.25 {sequence_major = array<i1: true, true, true, true>}
+      : tensor<1x8x4x16xbf16>, tensor<1x8x2x16xbf16> -> tensor<1x8x4x16xbf16>, tensor<1x4x8xf32>
+  return %dv, %o2 : tensor<1x8x2x16xbf16>, tensor<1x8x4x16xbf16>
+}
+
+// -----
+
 // Causal attention without positions: the indices are the positions.
 // CHECK-LABEL: func.func @attention_index_causal
 // CHECK: glimmer.attention %{{.*}}, %{{.*}}, %{{.*}} causal scale = 2.500000e-01 :

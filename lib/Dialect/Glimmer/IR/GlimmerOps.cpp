@@ -22,6 +22,56 @@ Type glimmer::getI1SameShape(Type type) {
                                IntegerType::get(type.getContext(), 1));
 }
 
+Type glimmer::swapHeadsAndSequence(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || tensor.getRank() != 4)
+    return type;
+  ArrayRef<int64_t> s = tensor.getShape();
+  return tensor.clone({s[0], s[2], s[1], s[3]});
+}
+
+// Attention's type lists name value's type only where it differs from
+// key's, and (attention_grad) output's only where it differs from query's:
+// the head-major forms keep their short spelling.
+static ParseResult parseKeyValueTypes(OpAsmParser &parser, Type &key,
+                                      Type &value) {
+  if (parser.parseType(key))
+    return failure();
+  value = key;
+  if (succeeded(parser.parseOptionalComma()))
+    return parser.parseType(value);
+  return success();
+}
+
+static void printKeyValueTypes(OpAsmPrinter &printer, Operation *, Type key,
+                               Type value) {
+  printer << key;
+  if (value != key)
+    printer << ", " << value;
+}
+
+static ParseResult parseLseValueOutputTypes(OpAsmParser &parser, Type &lse,
+                                            Type query, Type key, Type &value,
+                                            Type &output) {
+  if (parser.parseType(lse))
+    return failure();
+  value = key;
+  output = query;
+  if (failed(parser.parseOptionalComma()))
+    return success();
+  if (parser.parseType(value) || parser.parseComma())
+    return failure();
+  return parser.parseType(output);
+}
+
+static void printLseValueOutputTypes(OpAsmPrinter &printer, Operation *,
+                                     Type lse, Type query, Type key, Type value,
+                                     Type output) {
+  printer << lse;
+  if (value != key || output != query)
+    printer << ", " << value << ", " << output;
+}
+
 #include "glimmer/Dialect/Glimmer/IR/GlimmerInterfaces.cpp.inc"
 
 #define GET_OP_CLASSES
@@ -544,19 +594,35 @@ LogicalResult RopeOp::verify() {
   return checkType(*this, getOutput(), "result", x);
 }
 
-/// Shared checks of attention and its VJP. Returns the expected
-/// (output, lse) types.
+/// Shared checks of attention and its VJP, on the head-major view of each
+/// operand (`seqMajor`: query, key, value, output). Returns the expected
+/// (output, lse) types, output in its own layout.
 static FailureOr<std::pair<Type, Type>>
 verifyAttentionOperands(Operation *op, Value q, Value k, Value v, Value qPos,
                         Value kPos, Value qDoc, Value kDoc, Value qBlk,
                         Value kBlk, bool causal, std::optional<int64_t> window,
-                        double scale) {
-  for (auto [val, name] : {std::pair{q, "query"}, std::pair{k, "key"},
-                           std::pair{v, "value"}})
-    if (failed(checkRank(op, val, 4, Twine(name).concat(" [B, H, T, D]").str())))
+                        double scale, DenseBoolArrayAttr seqMajor) {
+  if (seqMajor && seqMajor.size() != 4)
+    return op->emitOpError()
+           << "expects sequence_major to flag 4 tensors (query, key, value, "
+              "output), got "
+           << seqMajor.size();
+  auto flag = [&](unsigned i) { return seqMajor && seqMajor[i]; };
+  for (auto [i, val, name] :
+       {std::tuple{0u, q, "query"}, {1u, k, "key"}, {2u, v, "value"}}) {
+    std::string what =
+        std::string(name) + (flag(i) ? " [B, T, H, D]" : " [B, H, T, D]");
+    if (failed(checkRank(op, val, 4, what)))
       return failure();
-  RankedTensorType qt = tensorType(q), kt = tensorType(k);
-  if (failed(checkType(op, v, "value", kt)))
+  }
+  // Head-major views: every check below reads [B, H, T, D].
+  auto view = [&](Value x, unsigned i) {
+    Type t = x.getType();
+    return cast<RankedTensorType>(flag(i) ? swapHeadsAndSequence(t) : t);
+  };
+  RankedTensorType qt = view(q, 0), kt = view(k, 1);
+  Type expectedValue = flag(2) ? swapHeadsAndSequence(kt) : Type(kt);
+  if (failed(checkType(op, v, "value", expectedValue)))
     return failure();
   if (failed(checkSameElementType(op, q, "query", k, "key")))
     return failure();
@@ -564,9 +630,9 @@ verifyAttentionOperands(Operation *op, Value q, Value k, Value v, Value qPos,
           d = qt.getDimSize(3);
   int64_t hkv = kt.getDimSize(1), tk = kt.getDimSize(2);
   if (kt.getDimSize(0) != b || kt.getDimSize(3) != d)
-    return op->emitOpError() << "key " << kt
-                             << " does not match query batch and head size "
-                             << qt;
+    return op->emitOpError()
+           << "key " << k.getType()
+           << " does not match query batch and head size " << q.getType();
   if (hkv == 0 || hq % hkv != 0)
     return op->emitOpError() << "query heads (" << hq
                              << ") must be a multiple of key/value heads ("
@@ -607,8 +673,9 @@ verifyAttentionOperands(Operation *op, Value q, Value k, Value v, Value qPos,
   Type lseElement = qt.getElementType().isF64()
                         ? Type(Float64Type::get(op->getContext()))
                         : Type(Float32Type::get(op->getContext()));
-  return std::pair<Type, Type>{
-      qt, RankedTensorType::get({b, hq, tq}, lseElement)};
+  Type output = flag(3) ? swapHeadsAndSequence(qt) : Type(qt);
+  return std::pair<Type, Type>{output,
+                               RankedTensorType::get({b, hq, tq}, lseElement)};
 }
 
 LogicalResult AttentionOp::verify() {
@@ -616,7 +683,7 @@ LogicalResult AttentionOp::verify() {
       *this, getQuery(), getKey(), getValue(), getQueryPositions(),
       getKeyPositions(), getQueryDocuments(), getKeyDocuments(),
       getQueryBlocks(), getKeyBlocks(), getCausal(), getWindow(),
-      getScale().convertToDouble());
+      getScale().convertToDouble(), getSequenceMajorAttr());
   if (failed(expected))
     return failure();
   if (failed(checkType(*this, getOutput(), "output", expected->first)))
@@ -629,7 +696,7 @@ LogicalResult AttentionGradOp::verify() {
       *this, getQuery(), getKey(), getValue(), getQueryPositions(),
       getKeyPositions(), getQueryDocuments(), getKeyDocuments(),
       getQueryBlocks(), getKeyBlocks(), getCausal(), getWindow(),
-      getScale().convertToDouble());
+      getScale().convertToDouble(), getSequenceMajorAttr());
   if (failed(expected))
     return failure();
   if (failed(checkType(*this, getGrad(), "grad", expected->first)) ||

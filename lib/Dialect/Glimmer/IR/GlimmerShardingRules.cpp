@@ -297,14 +297,22 @@ ShardingRule RopeOp::getShardingRule() {
 }
 
 ShardingRule AttentionOp::getShardingRule() {
-  // query [B, Hq, Tq, D], key/value [B, Hkv, Tk, D]; Hq = Hkv * G with query
-  // head h using key head h / G, so the query's head dimension is the
-  // factors (kv head, group), major to minor. Keys are needed whole along
-  // Tk (context parallelism all-gathers them in its handler); the
-  // contracted head dimension of Q and K is needed whole (softmax sits
-  // between the two products).
+  // query [B, Hq, Tq, D], key/value [B, Hkv, Tk, D] (or sequence-major,
+  // [B, T, H, D]: the same factors, heads and sequence exchanged); Hq = Hkv
+  // * G with query head h using key head h / G, so the query's head
+  // dimension is the factors (kv head, group), major to minor. Keys are
+  // needed whole along Tk (context parallelism all-gathers them in its
+  // handler); the contracted head dimension of Q and K is needed whole
+  // (softmax sits between the two products).
   ShardingRule rule;
-  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey());
+  auto headMajor = [&](Value x, AttentionTensor which) {
+    Type t = x.getType();
+    return cast<RankedTensorType>(
+               isSequenceMajor(which) ? swapHeadsAndSequence(t) : t)
+        .getShape();
+  };
+  ArrayRef<int64_t> q = headMajor(getQuery(), kQuery),
+                    k = headMajor(getKey(), kKey);
   DimFactors b = dim(rule, q[0]);
   DimFactors kvHeads = dim(rule, k[1]);
   DimFactors qHeads = kvHeads;
@@ -314,9 +322,15 @@ ShardingRule AttentionOp::getShardingRule() {
   DimFactors tk = dim(rule, k[2], kReplicate);
   DimFactors dqk = dim(rule, q[3], kReplicate);
   DimFactors dv = dim(rule, k[3]);
-  rule.addOperand({b, qHeads, tq, dqk});
-  rule.addOperand({b, kvHeads, tk, dqk});
-  rule.addOperand({b, kvHeads, tk, dv});
+  auto laidOut = [&](AttentionTensor which, DimFactors h, DimFactors t,
+                     DimFactors d) -> TensorFactors {
+    if (isSequenceMajor(which))
+      return {b, t, h, d};
+    return {b, h, t, d};
+  };
+  rule.addOperand(laidOut(kQuery, qHeads, tq, dqk));
+  rule.addOperand(laidOut(kKey, kvHeads, tk, dqk));
+  rule.addOperand(laidOut(kValue, kvHeads, tk, dv));
   if (getQueryPositions()) {
     rule.addOperand({b, tq});
     rule.addOperand({b, tk});
@@ -329,7 +343,7 @@ ShardingRule AttentionOp::getShardingRule() {
     rule.addOperand({b, tq});
     rule.addOperand({b, tk});
   }
-  rule.addResult({b, qHeads, tq, dv});
+  rule.addResult(laidOut(kOutput, qHeads, tq, dv));
   rule.addResult({b, qHeads, tq});
   return rule;
 }

@@ -674,7 +674,7 @@ LogicalResult AttentionOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
       getValue().getType(), g, getQuery(), getKey(), getValue(), getOutput(),
       getLse(), getQueryPositions(), getKeyPositions(), getQueryDocuments(),
       getKeyDocuments(), getQueryBlocks(), getKeyBlocks(), getCausalAttr(),
-      getWindowAttr(), getScaleAttr());
+      getWindowAttr(), getScaleAttr(), getSequenceMajorAttr());
   operandGrads[0] = grad.getQueryGrad();
   operandGrads[1] = grad.getKeyGrad();
   operandGrads[2] = grad.getValueGrad();

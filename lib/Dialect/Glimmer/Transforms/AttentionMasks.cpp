@@ -543,7 +543,7 @@ AttentionOp buildMaskedAttention(OpBuilder &b, Location loc, Value q, Value k,
       q, k, v, pos, pos, qDocs, kDocs, qBlocks, kBlocks,
       form.causal ? b.getUnitAttr() : nullptr,
       form.window ? b.getI64IntegerAttr(*form.window) : IntegerAttr(),
-      b.getF64FloatAttr(scale));
+      b.getF64FloatAttr(scale), /*sequence_major=*/DenseBoolArrayAttr());
 }
 
 } // namespace glimmer

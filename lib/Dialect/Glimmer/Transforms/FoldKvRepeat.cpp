@@ -94,6 +94,11 @@ struct FoldKvRepeatPass
     : glimmer::impl::GlimmerFoldKvRepeatBase<FoldKvRepeatPass> {
   void runOnOperation() override {
     getOperation()->walk([](AttentionOp a) {
+      // The repeat is recognized on head-major key/value only (dimension
+      // 1 of a sequence-major one is its sequence).
+      if (a.isSequenceMajor(AttentionOp::kKey) ||
+          a.isSequenceMajor(AttentionOp::kValue))
+        return;
       std::optional<Unrepeated> k = unrepeated(a.getKey());
       std::optional<Unrepeated> v = unrepeated(a.getValue());
       if (!k || !v || k->transposed != v->transposed ||

@@ -223,6 +223,11 @@ struct SeedShardingPass
   /// heads). The cut's VJP gathers the ranks' cotangents and the repeat's
   /// sums them, so the replicated projections get their complete gradients.
   LogicalResult repeatKeyValueHeads(AttentionOp attention, int64_t tp) {
+    // Heads are read at dimension 1 below.
+    if (attention.anySequenceMajor())
+      return attention.emitError()
+             << "cannot repeat key/value heads of sequence-major attention "
+                "operands: sequence_major is chosen after partitioning";
     int64_t queryHeads = attention.getQuery().getType().getDimSize(1);
     if (queryHeads % tp != 0)
       return attention.emitError()

@@ -68,7 +68,8 @@ double costOf(Operation *op) {
     return 2 * out * lastDim(op->getOperand(0));
   if (auto a = dyn_cast<AttentionOp>(op)) {
     auto k = cast<RankedTensorType>(a.getKey().getType());
-    return 4 * out * double(k.getDimSize(2));
+    return 4 * out *
+           double(k.getDimSize(a.isSequenceMajor(AttentionOp::kKey) ? 1 : 2));
   }
   if (auto c = dyn_cast<Conv2dOp>(op)) {
     auto w = cast<RankedTensorType>(c.getWeight().getType());

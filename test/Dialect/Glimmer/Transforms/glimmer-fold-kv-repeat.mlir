@@ -68,3 +68,19 @@ func.func @value_not_repeated_kept(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16
   %o, %lse = glimmer.attention %q, %kr, %v scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>, tensor<2x4x8xf32>
   return %o : tensor<2x4x8x16xf32>
 }
+
+// -----
+
+// Sequence-major key and value ([B, T, H, D]): a repeat along dimension 1
+// copies keys along the sequence, not heads, and must stay.
+// CHECK-LABEL: func.func @sequence_major_key_value_kept
+// CHECK: glimmer.broadcast_in_dim
+// CHECK: glimmer.attention %arg0, %{{.*}}, %{{.*}} scale
+// CHECK-SAME: : tensor<2x2x8x16xbf16>, tensor<2x8x2x16xbf16> ->
+func.func @sequence_major_key_value_kept(%q: tensor<2x2x8x16xbf16>, %k: tensor<2x4x2x16xbf16>) -> tensor<2x2x8x16xbf16> {
+  %k1 = glimmer.reshape %k : tensor<2x4x2x16xbf16> -> tensor<2x4x1x2x16xbf16>
+  %k2 = glimmer.broadcast_in_dim %k1 dims = [0, 1, 2, 3, 4] : tensor<2x4x1x2x16xbf16> -> tensor<2x4x2x2x16xbf16>
+  %kr = glimmer.reshape %k2 : tensor<2x4x2x2x16xbf16> -> tensor<2x8x2x16xbf16>
+  %o, %lse = glimmer.attention %q, %kr, %kr scale = 0.25 {sequence_major = array<i1: false, true, true, false>} : tensor<2x2x8x16xbf16>, tensor<2x8x2x16xbf16> -> tensor<2x2x8x16xbf16>, tensor<2x2x8xf32>
+  return %o : tensor<2x2x8x16xbf16>
+}

@@ -227,6 +227,17 @@ func.func @rule_attention_gqa(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>
 
 // -----
 
+// Sequence-major query, key and output: the same factors as head-major,
+// heads and sequence exchanged in those tensors (value stays head-major).
+// CHECK-LABEL: func.func @rule_attention_sequence_major
+// CHECK: glimmer.attention {{.*}}glimmer.sharding_rule = "([i, l, (j,k), n], [i, m, j, n], [i, j, m, o]) -> ([i, l, (j,k), o], [i, (j,k), l]) {i=2, j=2, k=2, l=8, m=8, n=16, o=16} need_replication={m, n}"
+func.func @rule_attention_sequence_major(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x8x2x16xbf16>, %v: tensor<2x2x8x16xbf16>) -> tensor<2x8x4x16xbf16> {
+  %o, %lse = glimmer.attention %q, %k, %v causal scale = 0.25 {sequence_major = array<i1: true, true, false, true>} : tensor<2x8x4x16xbf16>, tensor<2x8x2x16xbf16>, tensor<2x2x8x16xbf16> -> tensor<2x8x4x16xbf16>, tensor<2x4x8xf32>
+  return %o : tensor<2x8x4x16xbf16>
+}
+
+// -----
+
 // Cross-entropy sums over every token (reductions: split tokens give partial
 // sums and counts); a split vocabulary is handled (loss-parallel).
 // CHECK-LABEL: func.func @rule_cross_entropy

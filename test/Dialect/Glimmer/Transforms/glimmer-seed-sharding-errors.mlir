@@ -95,3 +95,25 @@ module attributes {glimmer.spmd = #glimmer.spmd<"tp=4">} {
     return %o : tensor<2x6x16x8xf32>
   }
 }
+
+// -----
+
+// Key/value heads to repeat for tp, on sequence-major operands (which
+// glimmer-fold-attention-transposes makes only after partitioning): the
+// repeat reads heads at dimension 1, so it refuses them.
+module attributes {glimmer.spmd = #glimmer.spmd<"tp=4">} {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=1, "cp"=1, "tp"=4, "pp"=1]>
+  func.func @sequence_major_key_value_repeat(%x: tensor<2x16x32xf32>,
+      %wq: tensor<32x32xf32> {glimmer.param = "layers.0.wq"},
+      %wk: tensor<16x32xf32> {glimmer.param = "layers.0.wk"}, %wv: tensor<16x32xf32> {glimmer.param = "layers.0.wv"}) -> tensor<2x16x4x8xf32> {
+    %q0 = glimmer.linear %x, %wq : tensor<2x16x32xf32>, tensor<32x32xf32> -> tensor<2x16x32xf32>
+    %q = glimmer.reshape %q0 : tensor<2x16x32xf32> -> tensor<2x16x4x8xf32>
+    %k0 = glimmer.linear %x, %wk : tensor<2x16x32xf32>, tensor<16x32xf32> -> tensor<2x16x16xf32>
+    %k = glimmer.reshape %k0 : tensor<2x16x16xf32> -> tensor<2x16x2x8xf32>
+    %v0 = glimmer.linear %x, %wv : tensor<2x16x32xf32>, tensor<16x32xf32> -> tensor<2x16x16xf32>
+    %v = glimmer.reshape %v0 : tensor<2x16x16xf32> -> tensor<2x16x2x8xf32>
+    // expected-error @+1 {{cannot repeat key/value heads of sequence-major attention operands: sequence_major is chosen after partitioning}}
+    %o, %lse = glimmer.attention %q, %k, %v scale = 0.35 {sequence_major = array<i1: true, true, true, true>} : tensor<2x16x4x8xf32>, tensor<2x16x2x8xf32> -> tensor<2x16x4x8xf32>, tensor<2x4x16xf32>
+    return %o : tensor<2x16x4x8xf32>
+  }
+}

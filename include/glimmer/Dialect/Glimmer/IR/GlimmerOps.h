@@ -17,6 +17,9 @@
 namespace glimmer {
 /// A tensor of i1 with the shape of `type` (the result type of comparisons).
 mlir::Type getI1SameShape(mlir::Type type);
+/// A rank-4 attention tensor's type with dimensions 1 and 2 exchanged:
+/// [B, H, T, D] <-> [B, T, H, D]. Other types come back unchanged.
+mlir::Type swapHeadsAndSequence(mlir::Type type);
 } // namespace glimmer
 
 #include "glimmer/Dialect/Glimmer/IR/GlimmerInterfaces.h.inc"

@@ -588,8 +588,22 @@ def Glimmer_RopeOp : Glimmer_Op<"rope", [DeclareOpInterfaceMethods<Glimmer_Shard
   let hasVerifier = 1;
 }
 
+// Attention's sequence_major flags, in the attribute's order.
+defvar AttentionLayoutDeclarations = [{
+    enum AttentionTensor : unsigned { kQuery = 0, kKey, kValue, kOutput };
+    /// Whether `which` is stored [B, T, H, D] (attribute absent: none is).
+    bool isSequenceMajor(AttentionTensor which) {
+      auto flags = getSequenceMajorAttr();
+      return flags && flags.size() > which && flags[which];
+    }
+    bool anySequenceMajor() {
+      return isSequenceMajor(kQuery) || isSequenceMajor(kKey) ||
+             isSequenceMajor(kValue) || isSequenceMajor(kOutput);
+    }
+}];
+
 def Glimmer_AttentionOp : Glimmer_Op<"attention",
-    [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AttrSizedOperandSegments, AllTypesMatch<["key", "value"]>]> {
+    [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AttrSizedOperandSegments]> {
   let summary = "Scaled dot-product attention with position- and document-based masking";
   let description = [{
     `query: [B, Hq, Tq, D]`, `key`/`value: [B, Hkv, Tk, D]` with `Hq` a
@@ -617,6 +631,13 @@ def Glimmer_AttentionOp : Glimmer_Op<"attention",
     output and the row log-sum-exp `[B, Hq, Tq]` (f32 or f64) that the
     backward pass reuses.
 
+    `sequence_major = array<i1: q, k, v, o>` (set by
+    `glimmer-fold-attention-transposes`) stores the flagged tensors among
+    query, key, value and output as `[B, T, H, D]`, the layout of a
+    projection's output split into heads, instead of `[B, H, T, D]`; the
+    meaning is unchanged. When value's type differs from key's (one of them
+    sequence-major), it follows key's in the type list.
+
     ```mlir
     %o, %lse = glimmer.attention %q, %k, %v
         positions(%pos, %pos : tensor<2x8xi64>, tensor<2x8xi64>) causal scale = 0.25
@@ -628,6 +649,11 @@ def Glimmer_AttentionOp : Glimmer_Op<"attention",
         causal window = 4 scale = 0.25
         : tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>
           -> tensor<2x4x8x16xf32>, tensor<2x4x8xf32>
+    // Value and output sequence-major ([B, T, H, D]).
+    %o3, %lse3 = glimmer.attention %q, %k, %vs causal scale = 0.25
+        {sequence_major = array<i1: false, false, true, true>}
+        : tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x8x2x16xf32>
+          -> tensor<2x8x4x16xf32>, tensor<2x4x8xf32>
     ```
   }];
   let arguments = (ins Glimmer_FloatTensor:$query, Glimmer_FloatTensor:$key,
@@ -639,27 +665,34 @@ def Glimmer_AttentionOp : Glimmer_Op<"attention",
                        Optional<Glimmer_IndexTensor>:$query_blocks,
                        Optional<Glimmer_IndexTensor>:$key_blocks,
                        UnitAttr:$causal, OptionalAttr<I64Attr>:$window,
-                       F64Attr:$scale);
+                       F64Attr:$scale,
+                       OptionalAttr<DenseBoolArrayAttr>:$sequence_major);
   let results = (outs Glimmer_FloatTensor:$output, Glimmer_FloatTensor:$lse);
   let assemblyFormat = [{
     $query `,` $key `,` $value
     (`positions` `(` $query_positions^ `,` $key_positions `:` type($query_positions) `,` type($key_positions) `)`)?
     (`documents` `(` $query_documents^ `,` $key_documents `:` type($query_documents) `,` type($key_documents) `)`)?
     (`blocks` `(` $query_blocks^ `,` $key_blocks `:` type($query_blocks) `,` type($key_blocks) `)`)?
-    (`causal` $causal^)? (`window` `=` $window^)? `scale` `=` $scale attr-dict `:` type($query) `,` type($key)
+    (`causal` $causal^)? (`window` `=` $window^)? `scale` `=` $scale attr-dict `:` type($query) `,`
+    custom<KeyValueTypes>(type($key), type($value))
     `->` type($output) `,` type($lse)
   }];
+  let extraClassDeclaration = AttentionLayoutDeclarations;
   let hasVerifier = 1;
 }
 
 def Glimmer_AttentionGradOp : Glimmer_Op<"attention_grad",
-    [Pure, AttrSizedOperandSegments,
-     AllTypesMatch<["grad", "query", "output", "query_grad"]>,
-     AllTypesMatch<["key", "value", "key_grad", "value_grad"]>]> {
+    [Pure, AttrSizedOperandSegments, AllTypesMatch<["grad", "output"]>,
+     AllTypesMatch<["query", "query_grad"]>, AllTypesMatch<["key", "key_grad"]>,
+     AllTypesMatch<["value", "value_grad"]>]> {
   let summary = "VJP of attention";
   let description = [{
     Given the output gradient, the forward operands, the forward output and
     log-sum-exp, returns `dQ, dK, dV` (same masking attributes as the forward).
+    `sequence_major` is the forward's: the gradient is laid out as the
+    output, each operand gradient as its operand. When value's type differs
+    from key's or output's from query's, value's and output's types follow
+    lse's in the type list.
 
     ```mlir
     %dq, %dk, %dv = glimmer.attention_grad %do, %q, %k, %v, %o, %lse
@@ -677,7 +710,8 @@ def Glimmer_AttentionGradOp : Glimmer_Op<"attention_grad",
                        Optional<Glimmer_IndexTensor>:$query_blocks,
                        Optional<Glimmer_IndexTensor>:$key_blocks,
                        UnitAttr:$causal, OptionalAttr<I64Attr>:$window,
-                       F64Attr:$scale);
+                       F64Attr:$scale,
+                       OptionalAttr<DenseBoolArrayAttr>:$sequence_major);
   let results = (outs Glimmer_FloatTensor:$query_grad,
                       Glimmer_FloatTensor:$key_grad,
                       Glimmer_FloatTensor:$value_grad);
@@ -686,8 +720,10 @@ def Glimmer_AttentionGradOp : Glimmer_Op<"attention_grad",
     (`positions` `(` $query_positions^ `,` $key_positions `:` type($query_positions) `,` type($key_positions) `)`)?
     (`documents` `(` $query_documents^ `,` $key_documents `:` type($query_documents) `,` type($key_documents) `)`)?
     (`blocks` `(` $query_blocks^ `,` $key_blocks `:` type($query_blocks) `,` type($key_blocks) `)`)?
-    (`causal` $causal^)? (`window` `=` $window^)? `scale` `=` $scale attr-dict `:` type($query) `,` type($key) `,` type($lse)
+    (`causal` $causal^)? (`window` `=` $window^)? `scale` `=` $scale attr-dict `:` type($query) `,` type($key) `,`
+    custom<LseValueOutputTypes>(type($lse), ref(type($query)), ref(type($key)), type($value), type($output))
   }];
+  let extraClassDeclaration = AttentionLayoutDeclarations;
   let hasVerifier = 1;
 }
 
