@@ -16,7 +16,8 @@ and receives only small files:
     --emit-cpp) for each --dtypes entry and each of the layouts "" and
     "cp=2": OUT/medium.f32.cpp, OUT/medium.f32.cp2.cpp, OUT/medium.bf16.cpp,
     OUT/medium.bf16.cp2.cpp. --dtype=bf16 is glimmer-train's mixed
-    precision: f32 parameters, optimizer state and loss, bf16 compute; its
+    precision: f32 parameters, optimizer state and loss, bf16 compute
+    (bf16-autocast: with autocast's f32 norms and residual stream); its
     programs bind the same f32 weights and batch as the f32 ones and only
     run on GPUs. Writes OUT/config.json: the model config, the batch recipe,
     the seed, the optimizer, SHA-256 checksums of the batch and of the
@@ -39,7 +40,8 @@ and receives only small files:
         weight decay 0.01, clip_grad_norm_ 1.0, f32 parameters, TF32 off;
         for bf16 the forward runs under torch.autocast("cuda",
         dtype=torch.bfloat16), as test/E2E/Inputs/torch_train_oracle.py
-        does; CUDA events around each step, synchronized),
+        does; CUDA events around each step, synchronized; once for bf16 and
+        bf16-autocast, which are both read against it),
       * for the dtypes of --compile-dtypes (bf16), the same under
         torch.compile with the fused AdamW (compiled in the warmup steps),
     each for --warmup + --steps steps, and prints a markdown table: dtype,
@@ -95,7 +97,14 @@ sys.path.insert(0, str(ROOT / "examples" / "models"))
 INPUT_NAMES = ["tokens", "labels", "positions", "images"]  # forward's arguments
 OPTIMIZER = {"optimizer": "adamw", "lr": 1e-3, "betas": [0.9, 0.999], "eps": 1e-8,
              "weight_decay": 0.01, "max_norm": 1.0}
-DTYPES = ("f32", "bf16")  # glimmer-train --dtype; bf16: mixed precision, CUDA only
+# glimmer-train --dtype; bf16 and bf16-autocast: mixed precision, CUDA only.
+DTYPES = ("f32", "bf16", "bf16-autocast")
+
+
+def torch_dtype(dtype: str) -> str:
+    """The PyTorch run a glimmer dtype is measured against: both mixed
+    precisions against autocast(bf16)."""
+    return "bf16" if dtype.startswith("bf16") else dtype
 
 
 # --------------------------------------------------------------------------
@@ -638,6 +647,7 @@ def cmd_run(a):
           f"checksums: {checks}", flush=True)
 
     # What to measure, in order: per dtype, its glimmer programs, then PyTorch.
+    # PyTorch runs once per its dtype (bf16 and bf16-autocast share autocast).
     plan = []  # (dtype, framework, layout, config entry)
     for dtype in dtypes:
         progs = programs.get(dtype) or {}
@@ -645,14 +655,16 @@ def cmd_run(a):
             print(f"note: {d / 'config.json'} has no {dtype} programs "
                   f"(prepare --dtypes {dtype}); timing PyTorch only", file=sys.stderr)
         plan += [(dtype, "glimmer", layout, entry) for layout, entry in progs.items()]
-        if not a.skip_torch:
-            plan.append((dtype, "PyTorch eager", "", None))
-            if a.compile_dtypes and dtype in parse_dtypes(a.compile_dtypes):
-                plan.append((dtype, "torch.compile", "", None))
+        peer = torch_dtype(dtype)
+        if not a.skip_torch and not any(p[0] == peer and p[1] != "glimmer" for p in plan):
+            plan.append((peer, "PyTorch eager", "", None))
+            if a.compile_dtypes and peer in map(torch_dtype, parse_dtypes(a.compile_dtypes)):
+                plan.append((peer, "torch.compile", "", None))
 
     device_name = torch.cuda.get_device_name(0) if cuda else "cpu (ranks as threads)"
     # The denominator of MFU: this GPU's dense GEMM rate per dtype, measured.
-    peaks = {dt: matmul_peak_tflops(dt, "cuda:0" if cuda else "cpu") for dt in dtypes}
+    peaks = {dt: matmul_peak_tflops(dt, "cuda:0" if cuda else "cpu")
+             for dt in dict.fromkeys(map(torch_dtype, dtypes))}
     if cuda:
         print("measured GEMM peak (8192^3, TFLOP/s): "
               + ", ".join(f"{dt} {v:.0f}" for dt, v in peaks.items()), flush=True)
@@ -716,7 +728,9 @@ def cmd_run(a):
     title = (f"{name}: dim {config['model']['dim']}, {config['model']['n_layers']} layers, "
              f"batch {B} x seq {T}, {config['batch']['images_per_sample']} image(s)/sample, "
              f"{', '.join(dtypes)}"
-             + (" (bf16: f32 master weights, bf16 compute)" if "bf16" in dtypes else "")
+             + (" (bf16: f32 master weights, bf16 compute; bf16-autocast: with "
+                "autocast's f32 norms and residual stream)" if "bf16" in dtypes
+                or "bf16-autocast" in dtypes else "")
              + ", TF32 off, "
              f"AdamW + clip 1.0; median of {a.steps} steps after {a.warmup} warmup")
     n_steps = a.warmup + a.steps
@@ -739,15 +753,15 @@ def cmd_run(a):
         step_ms = f"{s * 1e3:.1f}" + (f" ({x['timed_steps']} steps)"
                                       if x["timed_steps"] < a.steps else "")
         rel = ""
-        ref = refs.get(x["dtype"])
+        ref = refs.get(torch_dtype(x["dtype"]))
         if ref is not None and x["framework"] != "PyTorch eager":
             rel = f"{abs(x['loss'][0] - ref['loss'][0]) / abs(ref['loss'][0]):.1e}"
         last = f"{x['loss'][-1]:.7f}" + (f" (step {len(x['loss'])})"
                                          if len(x["loss"]) != n_steps else "")
         versus = ""
-        if x["dtype"] in compiled:
-            versus = f"{compiled[x['dtype']]['median_s'] / s:.2f}x"
-        peak = peaks.get(x["dtype"])
+        if torch_dtype(x["dtype"]) in compiled:
+            versus = f"{compiled[torch_dtype(x['dtype'])]['median_s'] / s:.2f}x"
+        peak = peaks.get(torch_dtype(x["dtype"]))
         mfu = f"{flops / s / 1e12 / (peak * x['gpus']):.0%}" if peak else ""
         mem = f"{x['max_memory_gib']:.1f}" if x.get("max_memory_gib") is not None else ""
         print(head + f"| {step_ms} | {tokens / s:,.0f} | {versus} | {flops / s / 1e12:.1f} "

@@ -4,7 +4,9 @@
 # at 1.0, for each fixture unsharded and for the multi-GPU layouts; and the
 # bf16 mixed-precision programs (--dtype=bf16: f32 parameters, optimizer
 # state and loss, bf16 compute), unsharded and cp=2, as
-# <model>.bf16[.<layout>].cpp. They bind the same weights and batches.
+# <model>.bf16[.<layout>].cpp, and unsharded with autocast's precision
+# (--dtype=bf16-autocast) as <model>.bf16-autocast.cpp. They bind the same
+# weights and batches.
 #
 #   integration_test/make-programs.sh [OUTDIR]   (default: .gpu/programs)
 #
@@ -54,6 +56,7 @@ for model in reference_vlm hf_llava; do
   for layout in "" cp=2 dp_shard=2 ${GLIMMER_EXTRA_BF16_LAYOUTS:-}; do
     program "$model" bf16 "$layout"
   done
+  program "$model" bf16-autocast
 done
 # Masks beyond causal on one GPU: PaliGemma's prefix-LM (blocks), Gemma 3's
 # image blocks and sliding window.
@@ -61,6 +64,7 @@ for model in hf_paligemma hf_gemma3; do
   weights "$model"
   program "$model" f32
   program "$model" bf16
+  program "$model" bf16-autocast
 done
 # A layout with more ranks than the 2-GPU machine has (run-errors.test).
 "$train" --quiet --steps=0 --dtype=f32 "$root/examples/fixtures/reference_vlm.pt" \

@@ -366,11 +366,11 @@ it, t.numpy() copies it.)doc")
   m.def("matmul", &glimmer_rt::matmul, nogil, py::arg("a"), py::arg("b"),
         py::arg("transpose_a") = false, py::arg("transpose_b") = false);
   m.def("rms_norm", &glimmer_rt::rmsNorm, nogil, py::arg("x"), py::arg("w"),
-        py::arg("eps"));
+        py::arg("eps"), py::arg("dtype") = std::nullopt);
   m.def("rms_norm_grad", &glimmer_rt::rmsNormGrad, nogil, py::arg("grad"),
         py::arg("x"), py::arg("w"), py::arg("eps"));
   m.def("layer_norm", &glimmer_rt::layerNorm, nogil, py::arg("x"), py::arg("w"),
-        py::arg("b"), py::arg("eps"));
+        py::arg("b"), py::arg("eps"), py::arg("dtype") = std::nullopt);
   m.def("layer_norm_grad", &glimmer_rt::layerNormGrad, nogil, py::arg("grad"),
         py::arg("x"), py::arg("w"), py::arg("eps"));
   m.def("rope", &glimmer_rt::rope, nogil, py::arg("x"), py::arg("positions"),

@@ -107,14 +107,15 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   }
   llvm::SmallString<256> weights(cacheDir);
   llvm::sys::path::append(weights, "weights-" + modelHash + ".safetensors");
-  // bf16 is mixed precision: an f32 import, lowered to bf16 compute by
-  // glimmer-mixed-precision below.
-  bool mixedPrecision = options.floatType == "bf16";
+  // bf16 and bf16-autocast are mixed precision: an f32 import, lowered to
+  // bf16 compute by glimmer-mixed-precision below.
+  StringRef policy = mixedPrecisionPolicy(options.floatType);
+  bool mixedPrecision = !policy.empty();
   if (!mixedPrecision && options.floatType != "f32" &&
       options.floatType != "f64") {
     emitError(UnknownLoc::get(&context))
         << "unsupported floating-point type '" << options.floatType
-        << "' (expected f32, f64 or bf16)";
+        << "' (expected f32, f64, bf16 or bf16-autocast)";
     return failure();
   }
   TorchScriptImportOptions importOptions;
@@ -141,8 +142,11 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   pm.addNestedPass<func::FuncOp>(createGlimmerRecognizeAttention());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  if (mixedPrecision)
-    pm.addPass(createGlimmerMixedPrecision());
+  if (mixedPrecision) {
+    GlimmerMixedPrecisionOptions precision;
+    precision.policy = policy.str();
+    pm.addPass(createGlimmerMixedPrecision(precision));
+  }
   if (options.spmd.empty() && !options.ppSplit.empty()) {
     emitError(UnknownLoc::get(&context))
         << "pipeline split points ('" << options.ppSplit

@@ -1340,7 +1340,8 @@ void Importer::registerConverters() {
     MValue bias = in(n, 3).kind == Imp::Tensor ? in(n, 3).tensor
                                                : splat({d}, elemOf(x), 0.0);
     double eps = in(n, 4).asDouble();
-    setTensor(n, LayerNormOp::create(b, loc, x, convert(w, elemOf(x)),
+    setTensor(n, LayerNormOp::create(b, loc, x.getType(), x,
+                                     convert(w, elemOf(x)),
                                      convert(bias, elemOf(x)),
                                      b.getF64FloatAttr(eps)));
   };
@@ -1365,7 +1366,8 @@ void Importer::registerConverters() {
       eps = 0.0009765625; // f16 epsilon (2^-10)
     else
       eps = 0.0078125; // bf16 epsilon
-    setTensor(n, RmsNormOp::create(b, loc, x, convert(w, elemOf(x)),
+    setTensor(n, RmsNormOp::create(b, loc, x.getType(), x,
+                                   convert(w, elemOf(x)),
                                    b.getF64FloatAttr(eps)));
   };
   // One 2-D convolution, its checks shared by the converters below.

@@ -255,6 +255,13 @@ def test_bad_optimizer_name():
         compile_reference(optimizer="lamb")
 
 
+def test_bad_dtype_name():
+    with pytest.raises(glimmer.CompileError,
+                       match="unsupported floating-point type 'f16' "
+                             r"\(expected f32, f64, bf16 or bf16-autocast\)"):
+        compile_reference(dtype="f16")
+
+
 def assert_trains_alike(base, sharded, steps, rtol, params_atol=None):
     """`steps` steps of both programs: per-step loss and grad norm within
     `rtol` of the unsharded program's (a comparison with NaN fails), and,

@@ -673,6 +673,24 @@ def test_norm_errors():
         rt.rms_norm(np.zeros((2, 16)), np.zeros(8), 1e-5)
     with pytest.raises(ValueError, match="eps > 0"):
         rt.layer_norm(np.zeros((2, 4)), np.ones(4), np.zeros(4), 0.0)
+    # A result (or a gradient's cotangent) in the input's type, or bf16 for
+    # an f32 input (mixed precision); the same check on both backends (a
+    # tensor on a GPU describes itself with its device).
+    on = " on cuda:0" if DEVICE == "cuda" else ""
+    x, w = np.zeros((2, 16), np.float32), np.ones(16, np.float32)
+    with pytest.raises(ValueError, match=r"rms_norm: expects a result in the input's "
+                       rf"type \(f32\[2, 16\]{on}\), or bf16 for an f32 input, got f64"):
+        rt.rms_norm(x, w, 1e-5, rt.DType.F64)
+    with pytest.raises(ValueError, match=r"rms_norm_grad: expects grad in the input's "
+                       rf"type \(f32\[2, 16\]{on}\), or bf16 for an f32 input, got f64"):
+        rt.rms_norm_grad(np.zeros((2, 16)), x, w, 1e-5)
+    with pytest.raises(ValueError, match=r"layer_norm_grad: expects grad of the input's "
+                       rf"shape \(f32\[2, 16\]{on}\), got f32\[2, 8\]{on}"):
+        rt.layer_norm_grad(np.zeros((2, 8), np.float32), x, w, 1e-5)
+    if DEVICE == "cpu":
+        with pytest.raises(ValueError, match=r"layer_norm: computes a result of another "
+                           r"type than its input \(bf16 from f32\) on GPUs only"):
+            rt.layer_norm(x, w, w, 1e-5, rt.DType.BF16)
 
 
 # --------------------------------------------------------------------------

@@ -45,7 +45,8 @@ Coverage: every kernel with a bf16 path: creation (full, constant, iota),
 elementwise unary/binary, compare, select, convert, reduce, sum_squares, cumsum,
 softmax(+grad), reshape/transpose/broadcast_in_dim/slice/concat/pad,
 cp_permute, embedding(+grad), linear, matmul, rms_norm(+grad),
-layer_norm(+grad), rope, attention(+grad) on the tensor-core path (head
+layer_norm(+grad) (also of f32 inputs with bf16 results and cotangents,
+as mixed precision runs them), rope, attention(+grad) on the tensor-core path (head
 dims 64, 96, 128) and the SIMT path (head dims 36 and 192 in-process; every
 head dim with GLIMMER_CUDA_ATTENTION=simt, which Attention.cu reads once per
 process, so test_attention_forced_simt reruns the attention tests in a
@@ -549,6 +550,37 @@ def test_layer_norm_and_grad(D):
     close_big(dx, low(gx))
     close_big(dw, low(gw))
     close_big(db, low(gb))
+
+
+@pytest.mark.parametrize("D", [256, 1536])
+def test_norms_of_f32_inputs_with_low_results(D):
+    """Mixed precision's norms: an f32 input (the residual stream) and f32
+    parameters, the result in LOW (the f32 result rounded once: at most one
+    bf16 ulp from the rounded f32 reference); the VJPs read a LOW cotangent
+    and give f32 gradients (f32 accuracy)."""
+    eps = 1e-5
+    x = (rng(97).standard_normal((2, 5, D)) * 3.0 + 1.0).astype(np.float32)
+    w, b = (rng(s).standard_normal(D).astype(np.float32) for s in (98, 99))
+    dy = randb(x.shape, 100)
+    tx, tw, tb = (tt(a).requires_grad_() for a in (x, w, b))
+    # f32 tensors of values bf16 cannot hold (dev checks LOW inputs).
+    x32, w32, b32 = (rt.Tensor(np.ascontiguousarray(a)).to(DEVICE) for a in (x, w, b))
+    ulp, f32 = dict(rtol=2.0 ** -8, atol=1e-6), dict(dtype=F32, rtol=1e-4, atol=1e-4)
+
+    y = F.rms_norm(tx, (D,), tw, eps)
+    close(rt.rms_norm(x32, w32, eps, LOW), low(y), **ulp)
+    gx, gw = torch.autograd.grad(y, (tx, tw), tt(dy))
+    dx, dw = rt.rms_norm_grad(dev(dy), x32, w32, eps)
+    close(dx, gx, **f32)
+    close(dw, gw, scale=10.0, **f32)
+
+    y = F.layer_norm(tx, (D,), tw, tb, eps)
+    close(rt.layer_norm(x32, w32, b32, eps, LOW), low(y), **ulp)
+    gx, gw, gb = torch.autograd.grad(y, (tx, tw, tb), tt(dy))
+    dx, dw, db = rt.layer_norm_grad(dev(dy), x32, w32, eps)
+    close(dx, gx, **f32)
+    close(dw, gw, scale=10.0, **f32)
+    close(db, gb, scale=10.0, **f32)
 
 
 def rope_ref(x, pos, theta, style, inverse=False):

@@ -96,6 +96,16 @@ inline bool widensInto(DType narrow, DType wide) {
   return narrow == wide || (narrow == DType::BF16 && wide == DType::F32);
 }
 
+/// A norm's result type, or its gradient's cotangent (`name`): the
+/// input's type, or bf16 for an f32 input (computed in f32, rounded once).
+/// The error message, or "".
+inline std::string badNormType(const Tensor &x, DType t, const char *name) {
+  if (widensInto(t, x.dtype()))
+    return "";
+  return std::string("expects ") + name + " in the input's type (" +
+         x.describe() + "), or bf16 for an f32 input, got " + dtypeLabel(t);
+}
+
 /// An optimizer's gradient: defined, the parameter's shape, its type or
 /// one that widens into it. The error message, or "".
 inline std::string badOptimizerGrad(const Tensor &grad, const Tensor &param) {

@@ -1257,13 +1257,45 @@ checkNorm(const char *op, const Tensor &x,
   check(eps > 0, op, "expects eps > 0, got " + std::to_string(eps));
   return D;
 }
+
+/// The CPU kernels write the input's type only.
+void requireCpuNormType(const char *op, const Tensor &x, DType t,
+                        const char *what) {
+  check(t == x.dtype(), op,
+        std::string("computes ") + what + " of another type than its input (" +
+            dtypeLabel(t) + " from " + dtypeLabel(x.dtype()) +
+            ") on GPUs only");
+}
 } // namespace
 
-Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps) {
-  if (onCuda(x, w))
-    GLIMMER_CUDA_CALL(rmsNorm, x, w, eps);
+namespace detail {
+DType normResultType(const char *op, const Tensor &x,
+                     std::optional<DType> out) {
+  requireDefined(op, x, "input");
+  DType type = out.value_or(x.dtype());
+  std::string error = messages::badNormType(x, type, "a result");
+  check(error.empty(), op, error);
+  return type;
+}
+
+void requireNormGrad(const char *op, const Tensor &grad, const Tensor &x) {
+  requireDefined(op, grad, "grad");
+  check(grad.shape() == x.shape(), op,
+        "expects grad of the input's shape (" + x.describe() + "), got " +
+            grad.describe());
+  std::string error = messages::badNormType(x, grad.dtype(), "grad");
+  check(error.empty(), op, error);
+}
+} // namespace detail
+
+Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps,
+               std::optional<DType> out) {
   const char *op = "rms_norm";
+  DType type = detail::normResultType(op, x, out);
+  if (onCuda(x, w))
+    GLIMMER_CUDA_CALL(rmsNorm, x, w, eps, type);
   int64_t D = checkNorm(op, x, {{&w, "weight"}}, eps);
+  requireCpuNormType(op, x, type, "a result");
   return dispatchFloat(op, x, "input", [&](auto tag) {
     using T = decltype(tag);
     Tensor y(x.dtype(), x.shape());
@@ -1289,7 +1321,8 @@ std::tuple<Tensor, Tensor> rmsNormGrad(const Tensor &grad, const Tensor &x,
     GLIMMER_CUDA_CALL(rmsNormGrad, grad, x, w, eps);
   const char *op = "rms_norm_grad";
   int64_t D = checkNorm(op, x, {{&w, "weight"}}, eps);
-  requireLike(op, grad, "grad", x, "input");
+  detail::requireNormGrad(op, grad, x);
+  requireCpuNormType(op, x, grad.dtype(), "a grad");
   return dispatchFloat(op, x, "input", [&](auto tag) {
     using T = decltype(tag);
     Tensor dx(x.dtype(), x.shape());
@@ -1317,11 +1350,13 @@ std::tuple<Tensor, Tensor> rmsNormGrad(const Tensor &grad, const Tensor &x,
 }
 
 Tensor layerNorm(const Tensor &x, const Tensor &w, const Tensor &b,
-                 double eps) {
-  if (onCuda(x, w, b))
-    GLIMMER_CUDA_CALL(layerNorm, x, w, b, eps);
+                 double eps, std::optional<DType> out) {
   const char *op = "layer_norm";
+  DType type = detail::normResultType(op, x, out);
+  if (onCuda(x, w, b))
+    GLIMMER_CUDA_CALL(layerNorm, x, w, b, eps, type);
   int64_t D = checkNorm(op, x, {{&w, "weight"}, {&b, "bias"}}, eps);
+  requireCpuNormType(op, x, type, "a result");
   return dispatchFloat(op, x, "input", [&](auto tag) {
     using T = decltype(tag);
     Tensor y(x.dtype(), x.shape());
@@ -1353,7 +1388,8 @@ std::tuple<Tensor, Tensor, Tensor> layerNormGrad(const Tensor &grad,
     GLIMMER_CUDA_CALL(layerNormGrad, grad, x, w, eps);
   const char *op = "layer_norm_grad";
   int64_t D = checkNorm(op, x, {{&w, "weight"}}, eps);
-  requireLike(op, grad, "grad", x, "input");
+  detail::requireNormGrad(op, grad, x);
+  requireCpuNormType(op, x, grad.dtype(), "a grad");
   return dispatchFloat(op, x, "input", [&](auto tag) {
     using T = decltype(tag);
     Tensor dx(x.dtype(), x.shape());

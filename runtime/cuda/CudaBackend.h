@@ -163,10 +163,11 @@ Tensor embeddingGrad(const Tensor &grad, const Tensor &ids,
 Tensor linear(const Tensor &x, const Tensor &w, const Tensor &bias);
 Tensor matmul(const Tensor &a, const Tensor &b, bool transposeA,
               bool transposeB);
-Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps);
+Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps, DType out);
 std::tuple<Tensor, Tensor> rmsNormGrad(const Tensor &grad, const Tensor &x,
                                        const Tensor &w, double eps);
-Tensor layerNorm(const Tensor &x, const Tensor &w, const Tensor &b, double eps);
+Tensor layerNorm(const Tensor &x, const Tensor &w, const Tensor &b, double eps,
+                 DType out);
 std::tuple<Tensor, Tensor, Tensor> layerNormGrad(const Tensor &grad,
                                                  const Tensor &x,
                                                  const Tensor &w, double eps);

@@ -53,6 +53,21 @@ DType accDType() {
   return std::is_same<acc_t<T>, double>::value ? DType::F64 : DType::F32;
 }
 
+/// Calls f(T{}, U{}) for a norm's input type and its result's (or its
+/// gradient's cotangent's) type: the same, or f32 and bf16 (mixed
+/// precision; detail::normResultType and requireNormGrad checked them).
+template <typename F>
+void dispatchNormTypes(const char *op, DType x, DType other, F &&f) {
+  if (x != other) {
+    f(float{}, bf16{});
+    return;
+  }
+  dispatchFloat(op, x, [&](auto tag) {
+    f(tag, tag);
+    return 0;
+  });
+}
+
 //===----------------------------------------------------------------------===//
 // Row reductions
 //===----------------------------------------------------------------------===//
@@ -116,9 +131,9 @@ bool useBlockRows(int64_t D) { return D > 1024; }
 // Kernels
 //===----------------------------------------------------------------------===//
 
-template <typename T, bool Block>
+template <typename T, typename O, bool Block>
 __global__ void __launch_bounds__(kThreads)
-    rmsNormKernel(T *__restrict__ y, const T *__restrict__ x,
+    rmsNormKernel(O *__restrict__ y, const T *__restrict__ x,
                   const T *__restrict__ w, int64_t rows, int64_t D,
                   double eps) {
   using A = acc_t<T>;
@@ -138,18 +153,20 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-/// dx of RMSNorm and each row's rstd (for the dw reduction).
-template <typename T, bool Block>
+/// dx of RMSNorm and each row's rstd (for the dw reduction). g is of the
+/// forward result's type G.
+template <typename T, typename G, bool Block>
 __global__ void __launch_bounds__(kThreads)
     rmsNormGradRows(T *__restrict__ dx, acc_t<T> *__restrict__ rstdOut,
-                    const T *__restrict__ g, const T *__restrict__ x,
+                    const G *__restrict__ g, const T *__restrict__ x,
                     const T *__restrict__ w, int64_t rows, int64_t D,
                     double eps) {
   using A = acc_t<T>;
   __shared__ A scratch[kRowWarps];
   RowLoop<Block> loop;
   for (int64_t r = loop.first(); r < rows; r += loop.step()) {
-    const T *row = x + r * D, *gr = g + r * D;
+    const T *row = x + r * D;
+    const G *gr = g + r * D;
     A ss = 0, dot = 0; // dot = sum(g * w * x)
     for (int64_t d = loop.lane(); d < D; d += loop.kWidth) {
       A v = ld(row + d);
@@ -168,9 +185,9 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <typename T, bool Block>
+template <typename T, typename O, bool Block>
 __global__ void __launch_bounds__(kThreads)
-    layerNormKernel(T *__restrict__ y, const T *__restrict__ x,
+    layerNormKernel(O *__restrict__ y, const T *__restrict__ x,
                     const T *__restrict__ w, const T *__restrict__ b,
                     int64_t rows, int64_t D, double eps) {
   using A = acc_t<T>;
@@ -195,17 +212,18 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 /// dx of LayerNorm and each row's mean and rstd (for the dw/db reduction).
-template <typename T, bool Block>
+template <typename T, typename G, bool Block>
 __global__ void __launch_bounds__(kThreads)
     layerNormGradRows(T *__restrict__ dx, acc_t<T> *__restrict__ meanOut,
-                      acc_t<T> *__restrict__ rstdOut, const T *__restrict__ g,
+                      acc_t<T> *__restrict__ rstdOut, const G *__restrict__ g,
                       const T *__restrict__ x, const T *__restrict__ w,
                       int64_t rows, int64_t D, double eps) {
   using A = acc_t<T>;
   __shared__ A scratch[kRowWarps];
   RowLoop<Block> loop;
   for (int64_t r = loop.first(); r < rows; r += loop.step()) {
-    const T *row = x + r * D, *gr = g + r * D;
+    const T *row = x + r * D;
+    const G *gr = g + r * D;
     A mean = 0;
     for (int64_t d = loop.lane(); d < D; d += loop.kWidth)
       mean += ld(row + d);
@@ -246,10 +264,10 @@ constexpr int kColTile = 32, kColRows = 8; // column-partial block: 32 x 8
 /// false), or LayerNorm's sum(g * xhat) and sum(g) (Layer = true), into
 /// partial[chunk * D + d] (and partialB). Reads are coalesced along columns;
 /// the 8 row-strided sums of a column are added in a fixed order.
-template <typename T, bool Layer>
+template <typename T, typename G, bool Layer>
 __global__ void __launch_bounds__(kColTile *kColRows)
     columnPartials(acc_t<T> *__restrict__ partialA,
-                   acc_t<T> *__restrict__ partialB, const T *__restrict__ g,
+                   acc_t<T> *__restrict__ partialB, const G *__restrict__ g,
                    const T *__restrict__ x, const acc_t<T> *__restrict__ mean,
                    const acc_t<T> *__restrict__ rstd, int64_t rows, int64_t D,
                    int64_t rowsPerChunk) {
@@ -317,7 +335,7 @@ Chunking chunkRows(int64_t rows, int64_t D) {
 }
 
 /// dw (and db) from the row statistics: partials then their ordered sum.
-template <typename T, bool Layer>
+template <typename T, typename G, bool Layer>
 void reduceColumns(const Ctx &c, Tensor &dw, Tensor *db, const Tensor &g,
                    const Tensor &x, const Tensor *mean, const Tensor &rstd,
                    int64_t rows, int64_t D) {
@@ -329,8 +347,8 @@ void reduceColumns(const Ctx &c, Tensor &dw, Tensor *db, const Tensor &g,
                   : Tensor();
   if (ch.chunks > 0) {
     dim3 grid(unsigned((D + kColTile - 1) / kColTile), unsigned(ch.chunks));
-    columnPartials<T, Layer><<<grid, dim3(kColTile, kColRows), 0, c.stream>>>(
-        pa.data<A>(), Layer ? pb.data<A>() : nullptr, g.data<T>(), x.data<T>(),
+    columnPartials<T, G, Layer><<<grid, dim3(kColTile, kColRows), 0, c.stream>>>(
+        pa.data<A>(), Layer ? pb.data<A>() : nullptr, g.data<G>(), x.data<T>(),
         Layer ? mean->data<A>() : nullptr, rstd.data<A>(), rows, D,
         ch.rowsPerChunk);
     GLIMMER_CUDA_LAUNCHED(c.op);
@@ -381,22 +399,23 @@ __global__ void ropeKernel(T *__restrict__ y, const T *__restrict__ x,
 // Entry points
 //===----------------------------------------------------------------------===//
 
-Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps) {
+Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps, DType out) {
   const char *op = "rms_norm";
   int64_t D = checkNorm(op, x, {{&w, "weight"}}, eps);
   Ctx c(op, {&x, &w});
-  Tensor y = c.empty(x.dtype(), x.shape());
+  Tensor y = c.empty(out, x.shape());
   int64_t rows = D ? x.numel() / D : 0;
   if (rows == 0)
     return y;
-  dispatchFloat(op, x.dtype(), [&](auto tag) {
+  dispatchNormTypes(op, x.dtype(), out, [&](auto tag, auto outTag) {
     using T = decltype(tag);
+    using O = decltype(outTag);
     bool block = useBlockRows(D);
-    auto kernel = block ? rmsNormKernel<T, true> : rmsNormKernel<T, false>;
+    auto kernel =
+        block ? rmsNormKernel<T, O, true> : rmsNormKernel<T, O, false>;
     kernel<<<rowBlocks(rows, block), kThreads, 0, c.stream>>>(
-        y.data<T>(), x.data<T>(), w.data<T>(), rows, D, eps);
+        y.data<O>(), x.data<T>(), w.data<T>(), rows, D, eps);
     GLIMMER_CUDA_LAUNCHED(op);
-    return 0;
   });
   return y;
 }
@@ -405,49 +424,51 @@ std::tuple<Tensor, Tensor> rmsNormGrad(const Tensor &grad, const Tensor &x,
                                        const Tensor &w, double eps) {
   const char *op = "rms_norm_grad";
   int64_t D = checkNorm(op, x, {{&w, "weight"}}, eps);
-  requireLike(op, grad, "grad", x, "input");
+  detail::requireNormGrad(op, grad, x);
   Ctx c(op, {&grad, &x, &w});
   Tensor dx = c.empty(x.dtype(), x.shape());
   Tensor dw = c.empty(x.dtype(), {D});
   if (D == 0)
     return std::make_tuple(dx, dw);
   int64_t rows = x.numel() / D;
-  dispatchFloat(op, x.dtype(), [&](auto tag) {
+  dispatchNormTypes(op, x.dtype(), grad.dtype(), [&](auto tag, auto gradTag) {
     using T = decltype(tag);
+    using G = decltype(gradTag);
     using A = acc_t<T>;
     Tensor rstd = c.empty(accDType<T>(), {std::max<int64_t>(rows, 1)});
     if (rows > 0) {
       bool block = useBlockRows(D);
       auto kernel =
-          block ? rmsNormGradRows<T, true> : rmsNormGradRows<T, false>;
+          block ? rmsNormGradRows<T, G, true> : rmsNormGradRows<T, G, false>;
       kernel<<<rowBlocks(rows, block), kThreads, 0, c.stream>>>(
-          dx.data<T>(), rstd.data<A>(), grad.data<T>(), x.data<T>(),
+          dx.data<T>(), rstd.data<A>(), grad.data<G>(), x.data<T>(),
           w.data<T>(), rows, D, eps);
       GLIMMER_CUDA_LAUNCHED(op);
     }
-    reduceColumns<T, false>(c, dw, nullptr, grad, x, nullptr, rstd, rows, D);
-    return 0;
+    reduceColumns<T, G, false>(c, dw, nullptr, grad, x, nullptr, rstd, rows,
+                               D);
   });
   return std::make_tuple(dx, dw);
 }
 
-Tensor layerNorm(const Tensor &x, const Tensor &w, const Tensor &b,
-                 double eps) {
+Tensor layerNorm(const Tensor &x, const Tensor &w, const Tensor &b, double eps,
+                 DType out) {
   const char *op = "layer_norm";
   int64_t D = checkNorm(op, x, {{&w, "weight"}, {&b, "bias"}}, eps);
   Ctx c(op, {&x, &w, &b});
-  Tensor y = c.empty(x.dtype(), x.shape());
+  Tensor y = c.empty(out, x.shape());
   int64_t rows = D ? x.numel() / D : 0;
   if (rows == 0)
     return y;
-  dispatchFloat(op, x.dtype(), [&](auto tag) {
+  dispatchNormTypes(op, x.dtype(), out, [&](auto tag, auto outTag) {
     using T = decltype(tag);
+    using O = decltype(outTag);
     bool block = useBlockRows(D);
-    auto kernel = block ? layerNormKernel<T, true> : layerNormKernel<T, false>;
+    auto kernel =
+        block ? layerNormKernel<T, O, true> : layerNormKernel<T, O, false>;
     kernel<<<rowBlocks(rows, block), kThreads, 0, c.stream>>>(
-        y.data<T>(), x.data<T>(), w.data<T>(), b.data<T>(), rows, D, eps);
+        y.data<O>(), x.data<T>(), w.data<T>(), b.data<T>(), rows, D, eps);
     GLIMMER_CUDA_LAUNCHED(op);
-    return 0;
   });
   return y;
 }
@@ -457,7 +478,7 @@ std::tuple<Tensor, Tensor, Tensor> layerNormGrad(const Tensor &grad,
                                                  const Tensor &w, double eps) {
   const char *op = "layer_norm_grad";
   int64_t D = checkNorm(op, x, {{&w, "weight"}}, eps);
-  requireLike(op, grad, "grad", x, "input");
+  detail::requireNormGrad(op, grad, x);
   Ctx c(op, {&grad, &x, &w});
   Tensor dx = c.empty(x.dtype(), x.shape());
   Tensor dw = c.empty(x.dtype(), {D});
@@ -465,22 +486,22 @@ std::tuple<Tensor, Tensor, Tensor> layerNormGrad(const Tensor &grad,
   if (D == 0)
     return std::make_tuple(dx, dw, db);
   int64_t rows = x.numel() / D;
-  dispatchFloat(op, x.dtype(), [&](auto tag) {
+  dispatchNormTypes(op, x.dtype(), grad.dtype(), [&](auto tag, auto gradTag) {
     using T = decltype(tag);
+    using G = decltype(gradTag);
     using A = acc_t<T>;
     Tensor mean = c.empty(accDType<T>(), {std::max<int64_t>(rows, 1)});
     Tensor rstd = c.empty(accDType<T>(), {std::max<int64_t>(rows, 1)});
     if (rows > 0) {
       bool block = useBlockRows(D);
-      auto kernel =
-          block ? layerNormGradRows<T, true> : layerNormGradRows<T, false>;
+      auto kernel = block ? layerNormGradRows<T, G, true>
+                          : layerNormGradRows<T, G, false>;
       kernel<<<rowBlocks(rows, block), kThreads, 0, c.stream>>>(
-          dx.data<T>(), mean.data<A>(), rstd.data<A>(), grad.data<T>(),
+          dx.data<T>(), mean.data<A>(), rstd.data<A>(), grad.data<G>(),
           x.data<T>(), w.data<T>(), rows, D, eps);
       GLIMMER_CUDA_LAUNCHED(op);
     }
-    reduceColumns<T, true>(c, dw, &db, grad, x, &mean, rstd, rows, D);
-    return 0;
+    reduceColumns<T, G, true>(c, dw, &db, grad, x, &mean, rstd, rows, D);
   });
   return std::make_tuple(dx, dw, db);
 }

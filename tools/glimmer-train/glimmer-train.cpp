@@ -1,7 +1,7 @@
 //===- glimmer-train.cpp - Compile a model and train it -------------------===//
 //
 //   glimmer-train MODEL.pt --data=BATCH.safetensors [--backend=cpu|cuda]
-//       [--dtype=f32|f64|bf16] [--steps=N --optimizer=adamw|sgd --lr=...
+//       [--dtype=f32|f64|bf16|bf16-autocast] [--steps=N --optimizer=adamw|sgd --lr=...
 //        --weight-decay=... --betas=B1,B2 --eps=... --max-norm=...
 //        --grad-accum=N] [--save=CKPT] [--resume=CKPT]
 //       [--metrics=OUT.jsonl] [--forward-only]
@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 #include "glimmer/Driver/Driver.h"
 #include "glimmer_rt/Synthetic.h"
 
@@ -52,8 +53,10 @@ static cl::opt<std::string> floatType(
     "dtype", cl::init("f32"),
     cl::desc("Precision of every floating-point tensor: f32 or f64; or bf16: "
              "mixed precision (f32 parameters, optimizer state and loss, "
-             "bf16 compute; --backend=cuda, or --steps=0 to compile only)"),
-    cl::value_desc("f32|f64|bf16"), cl::cat(trainCategory));
+             "bf16 compute; --backend=cuda, or --steps=0 to compile only); "
+             "or bf16-autocast: mixed precision rounding where PyTorch's "
+             "autocast does (f32 norms, softmax and residual stream)"),
+    cl::value_desc("f32|f64|bf16|bf16-autocast"), cl::cat(trainCategory));
 static cl::opt<std::string> spmd(
     "spmd", cl::init(""),
     cl::desc("Parallel layout, e.g. cp=2 (ranks run as threads on the CPU)"),
@@ -167,8 +170,10 @@ int main(int argc, char **argv) {
   glimmer_rt::Backend executionBackend;
   if (!glimmer_rt::parseBackend(backend, executionBackend))
     return fail("unknown backend '" + backend + "' (available: cpu, cuda)");
-  if (floatType != "f32" && floatType != "f64" && floatType != "bf16")
-    return fail("--dtype must be f32, f64 or bf16, got '" + floatType + "'");
+  bool mixedPrecision = !glimmer::mixedPrecisionPolicy(floatType).empty();
+  if (floatType != "f32" && floatType != "f64" && !mixedPrecision)
+    return fail("--dtype must be f32, f64, bf16 or bf16-autocast, got '" +
+                floatType + "'");
   if (optimizer != "adamw" && optimizer != "sgd")
     return fail("--optimizer must be adamw or sgd, got '" + optimizer + "'");
   if (steps < 0)
@@ -178,7 +183,7 @@ int main(int argc, char **argv) {
   // Checked before compiling: a bf16 program would fail in its first kernel.
   // With --steps=0 nothing runs (the program is compiled, and emitted with
   // --emit-cpp, to be carried to a GPU machine).
-  if (floatType == "bf16" && executionBackend == glimmer_rt::Backend::CPU &&
+  if (mixedPrecision && executionBackend == glimmer_rt::Backend::CPU &&
       (steps > 0 || forwardOnly))
     return fail("bf16 programs need --backend=cuda: the CPU kernels run f32 "
                 "and f64 (--steps=0 --emit-cpp=FILE compiles without "

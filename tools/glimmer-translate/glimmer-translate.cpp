@@ -34,10 +34,11 @@ static llvm::cl::opt<std::string> inputShapes(
 static llvm::cl::opt<std::string> floatType(
     "dtype",
     llvm::cl::desc("Run every floating-point tensor at this precision: f32 or "
-                   "f64; or bf16: f32 parameters and loss, bf16 compute (an "
-                   "f32 import followed by glimmer-mixed-precision) "
+                   "f64; or bf16 / bf16-autocast: f32 parameters and loss, "
+                   "bf16 compute (an f32 import followed by "
+                   "glimmer-mixed-precision, policy bf16 or autocast) "
                    "(import-torchscript; default: as traced)"),
-    llvm::cl::value_desc("f32|f64|bf16"), llvm::cl::init(""));
+    llvm::cl::value_desc("f32|f64|bf16|bf16-autocast"), llvm::cl::init(""));
 static llvm::cl::opt<std::string> weightsOut(
     "weights-out",
     llvm::cl::desc("Write the model's parameters and buffers here as "
@@ -57,14 +58,15 @@ int main(int argc, char **argv) {
         options.exampleInputsPath = exampleInputs;
         options.inputShapes = inputShapes;
         options.weightsOutputPath = weightsOut;
+        llvm::StringRef policy = glimmer::mixedPrecisionPolicy(floatType);
+        bool mixedPrecision = !policy.empty();
         if (!floatType.empty() && floatType != "f32" && floatType != "f64" &&
-            floatType != "bf16") {
+            !mixedPrecision) {
           mlir::emitError(mlir::UnknownLoc::get(context))
-              << "--dtype must be f32, f64 or bf16, got '" << floatType
-              << "'";
+              << "--dtype must be f32, f64, bf16 or bf16-autocast, got '"
+              << floatType << "'";
           return nullptr;
         }
-        bool mixedPrecision = floatType == "bf16";
         options.floatType = mixedPrecision ? std::string("f32") : floatType.getValue();
         mlir::OwningOpRef<mlir::ModuleOp> module =
             glimmer::importTorchScript(*context, options);
@@ -72,7 +74,9 @@ int main(int argc, char **argv) {
           return nullptr;
         if (mixedPrecision) {
           mlir::PassManager pm(context);
-          pm.addPass(glimmer::createGlimmerMixedPrecision());
+          glimmer::GlimmerMixedPrecisionOptions precision;
+          precision.policy = policy.str();
+          pm.addPass(glimmer::createGlimmerMixedPrecision(precision));
           if (mlir::failed(pm.run(*module)))
             return nullptr;
         }

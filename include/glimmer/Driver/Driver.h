@@ -41,9 +41,10 @@ struct DriverOptions {
   std::string modelPath;
   /// Example batch (safetensors); binds forward arguments by name.
   std::string dataPath;
-  /// "f32" or "f64" (every floating-point tensor), or "bf16": mixed
-  /// precision, f32 parameters, optimizer state and loss with bf16 compute
-  /// (glimmer-mixed-precision); bf16 programs run on the CUDA backend only.
+  /// "f32" or "f64" (every floating-point tensor), or "bf16" /
+  /// "bf16-autocast": mixed precision, f32 parameters, optimizer state and
+  /// loss with bf16 compute (glimmer-mixed-precision, policy bf16 or
+  /// autocast); bf16 programs run on the CUDA backend only.
   std::string floatType = "f32";
   /// Parallel layout ("cp=2", ...); empty: unsharded.
   std::string spmd;

@@ -118,6 +118,13 @@ public:
   Call &boolean(bool v) { return literal(v ? "true" : "false"); }
   Call &ints(ArrayRef<int64_t> v) { return literal(intList(v)); }
   Call &dtype(Type t) { return literal(dtypeLiteral(t)); }
+  /// A norm's result type, when it is not its input's (the runtime's
+  /// default argument).
+  Call &resultTypeIfNot(Value input, Value result) {
+    Type in = cast<RankedTensorType>(input.getType()).getElementType();
+    Type out = cast<RankedTensorType>(result.getType()).getElementType();
+    return in == out ? *this : dtype(out);
+  }
   /// Attention's sequence-major flags, when any is set (the runtime's
   /// default argument is all head-major).
   template <typename AttentionLike>
@@ -514,7 +521,8 @@ LogicalResult FunctionLowering::lower(Operation *op) {
         return one(call("rmsNorm")
                        .operand(map(n.getInput()))
                        .operand(map(n.getWeight()))
-                       .real(n.getEps()));
+                       .real(n.getEps())
+                       .resultTypeIfNot(n.getInput(), n.getOutput()));
       })
       .Case([&](RmsNormGradOp n) -> LogicalResult {
         return many(call("rmsNormGrad")
@@ -528,7 +536,8 @@ LogicalResult FunctionLowering::lower(Operation *op) {
                        .operand(map(n.getInput()))
                        .operand(map(n.getWeight()))
                        .operand(map(n.getBias()))
-                       .real(n.getEps()));
+                       .real(n.getEps())
+                       .resultTypeIfNot(n.getInput(), n.getOutput()));
       })
       .Case([&](LayerNormGradOp n) -> LogicalResult {
         return many(call("layerNormGrad")

@@ -17,6 +17,7 @@
 #include "glimmer/Spmd/Enums.h"
 #include "glimmer_rt/Tensor.h"
 
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -117,11 +118,17 @@ Tensor linear(const Tensor &x, const Tensor &w, const Tensor &bias);
 /// Batched over leading dims (equal); optional transposes of the last two.
 Tensor matmul(const Tensor &a, const Tensor &b, bool transposeA,
               bool transposeB);
-Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps);
+/// The norms compute in x's accumulation type; the result is of `out`:
+/// x's type (the default), or bf16 for an f32 x (rounded once; the CUDA
+/// kernels only). A gradient's `grad` is of the forward result's type; dx,
+/// dw (and db) are of x's.
+Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps,
+               std::optional<DType> out = std::nullopt);
 /// (dx, dw)
 std::tuple<Tensor, Tensor> rmsNormGrad(const Tensor &grad, const Tensor &x,
                                        const Tensor &w, double eps);
-Tensor layerNorm(const Tensor &x, const Tensor &w, const Tensor &b, double eps);
+Tensor layerNorm(const Tensor &x, const Tensor &w, const Tensor &b, double eps,
+                 std::optional<DType> out = std::nullopt);
 /// (dx, dw, db)
 std::tuple<Tensor, Tensor, Tensor> layerNormGrad(const Tensor &grad,
                                                  const Tensor &x,
@@ -193,6 +200,11 @@ std::tuple<Tensor, Tensor, Tensor> attentionGradTransposed(
     const Tensor &kPositions, const Tensor &qDocuments,
     const Tensor &kDocuments, const Tensor &qBlocks, const Tensor &kBlocks,
     bool causal, int64_t window, double scale, AttentionLayout layout);
+/// A norm's result type (`out`, or x's), checked as both backends do
+/// before they dispatch (throws as `op`).
+DType normResultType(const char *op, const Tensor &x, std::optional<DType> out);
+/// A norm gradient's `grad`: x's shape, x's type or bf16 for an f32 x.
+void requireNormGrad(const char *op, const Tensor &grad, const Tensor &x);
 } // namespace detail
 /// logits [..., V], labels [...] -> (sum of -log softmax at the label over
 /// positions with label != ignoreIndex, as a 0-d tensor of sumDType; count

@@ -1,7 +1,7 @@
 // RUN: glimmer-opt %s -split-input-file -canonicalize | FileCheck %s
 
-// Folders of the glimmer dialect: identity convert and reshape fold away,
-// constants are kept and uniqued.
+// Folders of the glimmer dialect: identity converts (and exact round
+// trips) and reshapes fold away, constants are kept and uniqued.
 
 // A convert to the operand's own type folds to the operand.
 // CHECK-LABEL: func.func @convert_same_type_folds
@@ -26,16 +26,30 @@ func.func @convert_other_type_kept(%arg0: tensor<2x8xbf16>) -> tensor<2x8xf32> {
 
 // -----
 
-// Only the identity convert in a bf16 -> f32 -> f32 -> bf16 chain folds.
-// CHECK-LABEL: func.func @convert_chain
-// CHECK: %[[UP:.*]] = glimmer.convert %{{.*}} : tensor<4xbf16> to tensor<4xf32>
-// CHECK-NEXT: %[[DOWN:.*]] = glimmer.convert %[[UP]] : tensor<4xf32> to tensor<4xbf16>
-// CHECK-NEXT: return %[[DOWN]] : tensor<4xbf16>
-func.func @convert_chain(%arg0: tensor<4xbf16>) -> tensor<4xbf16> {
+// bf16 -> f32 -> f32 -> bf16: the identity convert folds, then the exact
+// widening and the narrowing back to bf16 (mixed precision's backward).
+// CHECK-LABEL: func.func @convert_round_trip_folds
+// CHECK-SAME: (%[[ARG:.*]]: tensor<4xbf16>)
+// CHECK-NOT: glimmer.convert
+// CHECK: return %[[ARG]] : tensor<4xbf16>
+func.func @convert_round_trip_folds(%arg0: tensor<4xbf16>) -> tensor<4xbf16> {
   %0 = glimmer.convert %arg0 : tensor<4xbf16> to tensor<4xf32>
   %1 = glimmer.convert %0 : tensor<4xf32> to tensor<4xf32>
   %2 = glimmer.convert %1 : tensor<4xf32> to tensor<4xbf16>
   return %2 : tensor<4xbf16>
+}
+
+// -----
+
+// f32 -> bf16 -> f32 rounds: kept.
+// CHECK-LABEL: func.func @convert_rounding_round_trip_kept
+// CHECK: %[[DOWN:.*]] = glimmer.convert %{{.*}} : tensor<4xf32> to tensor<4xbf16>
+// CHECK-NEXT: %[[UP:.*]] = glimmer.convert %[[DOWN]] : tensor<4xbf16> to tensor<4xf32>
+// CHECK-NEXT: return %[[UP]] : tensor<4xf32>
+func.func @convert_rounding_round_trip_kept(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = glimmer.convert %arg0 : tensor<4xf32> to tensor<4xbf16>
+  %1 = glimmer.convert %0 : tensor<4xbf16> to tensor<4xf32>
+  return %1 : tensor<4xf32>
 }
 
 // -----

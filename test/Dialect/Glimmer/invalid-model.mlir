@@ -221,11 +221,31 @@ func.func @rms_norm_grad_weight_dtype(%x: tensor<2x16xf32>, %w: tensor<16xbf16>)
 
 // -----
 
-// The VJP's gradient has the input's type (ODS AllTypesMatch).
+// The VJP's gradient has the input's type, or bf16 for an f32 input: f16
+// is neither.
 func.func @rms_norm_grad_grad_type(%dy: tensor<2x16xf16>, %x: tensor<2x16xf32>, %w: tensor<16xf32>) -> tensor<2x16xf32> {
-  // expected-error @+1 {{'glimmer.rms_norm_grad' op failed to verify that all of {grad, input, input_grad} have same type}}
-  %dx, %dw = "glimmer.rms_norm_grad"(%dy, %x, %w) <{eps = 1.0e-05 : f64}> : (tensor<2x16xf16>, tensor<2x16xf32>, tensor<16xf32>) -> (tensor<2x16xf32>, tensor<16xf32>)
+  // expected-error @+1 {{'glimmer.rms_norm_grad' op expects grad of type 'tensor<2x16xf32>' (or bf16 of its shape for an f32 input), got 'tensor<2x16xf16>'}}
+  %dx, %dw = glimmer.rms_norm_grad %dy, %x, %w eps = 1.0e-05 : tensor<2x16xf32>, tensor<16xf32> grad tensor<2x16xf16>
   return %dx : tensor<2x16xf32>
+}
+
+// -----
+
+// A norm's result may be bf16 only for an f32 input (mixed precision), not
+// f32 for a bf16 input.
+func.func @rms_norm_widening_result(%x: tensor<2x16xbf16>, %w: tensor<16xbf16>) -> tensor<2x16xf32> {
+  // expected-error @+1 {{'glimmer.rms_norm' op expects result of type 'tensor<2x16xbf16>' (or bf16 of its shape for an f32 input), got 'tensor<2x16xf32>'}}
+  %0 = glimmer.rms_norm %x, %w eps = 1.0e-05 : tensor<2x16xbf16>, tensor<16xbf16> -> tensor<2x16xf32>
+  return %0 : tensor<2x16xf32>
+}
+
+// -----
+
+// A bf16 result keeps the input's shape.
+func.func @layer_norm_result_shape(%x: tensor<2x16xf32>, %w: tensor<16xf32>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'glimmer.layer_norm' op expects result of type 'tensor<2x16xf32>' (or bf16 of its shape for an f32 input), got 'tensor<4x8xbf16>'}}
+  %0 = glimmer.layer_norm %x, %w, %w eps = 1.0e-05 : tensor<2x16xf32>, tensor<16xf32> -> tensor<4x8xbf16>
+  return %0 : tensor<4x8xbf16>
 }
 
 // -----

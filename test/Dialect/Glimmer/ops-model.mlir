@@ -108,6 +108,25 @@ func.func @layer_norm(%x: tensor<2x8x16xbf16>, %w: tensor<16xbf16>, %b: tensor<1
 
 // -----
 
+// Mixed precision: norms of an f32 input with a bf16 result (after `->`)
+// and their VJPs reading the bf16 cotangent (after `grad`); the input
+// gradient keeps the input's type.
+// CHECK-LABEL: func.func @norms_with_bf16_results
+// CHECK: glimmer.rms_norm %{{.*}}, %{{.*}} eps = 1.000000e-05 : tensor<2x8x16xf32>, tensor<16xf32> -> tensor<2x8x16xbf16>
+// CHECK: glimmer.rms_norm_grad %{{.*}}, %{{.*}}, %{{.*}} eps = 1.000000e-05 : tensor<2x8x16xf32>, tensor<16xf32> grad tensor<2x8x16xbf16>
+// CHECK: glimmer.layer_norm %{{.*}}, %{{.*}}, %{{.*}} eps = 1.000000e-05 : tensor<2x8x16xf32>, tensor<16xf32> -> tensor<2x8x16xbf16>
+// CHECK: glimmer.layer_norm_grad %{{.*}}, %{{.*}}, %{{.*}} eps = 1.000000e-05 : tensor<2x8x16xf32>, tensor<16xf32> grad tensor<2x8x16xbf16>
+func.func @norms_with_bf16_results(%x: tensor<2x8x16xf32>, %w: tensor<16xf32>, %dy: tensor<2x8x16xbf16>)
+    -> (tensor<2x8x16xbf16>, tensor<2x8x16xf32>, tensor<2x8x16xbf16>, tensor<2x8x16xf32>) {
+  %y = glimmer.rms_norm %x, %w eps = 1.0e-05 : tensor<2x8x16xf32>, tensor<16xf32> -> tensor<2x8x16xbf16>
+  %dx, %dw = glimmer.rms_norm_grad %dy, %x, %w eps = 1.0e-05 : tensor<2x8x16xf32>, tensor<16xf32> grad tensor<2x8x16xbf16>
+  %z = glimmer.layer_norm %x, %w, %w eps = 1.0e-05 : tensor<2x8x16xf32>, tensor<16xf32> -> tensor<2x8x16xbf16>
+  %ex, %ew, %eb = glimmer.layer_norm_grad %dy, %x, %w eps = 1.0e-05 : tensor<2x8x16xf32>, tensor<16xf32> grad tensor<2x8x16xbf16>
+  return %y, %dx, %z, %ex : tensor<2x8x16xbf16>, tensor<2x8x16xf32>, tensor<2x8x16xbf16>, tensor<2x8x16xf32>
+}
+
+// -----
+
 // rope: both pairing styles, and the inverse rotation (the VJP).
 // CHECK-LABEL: func.func @rope_styles_and_inverse
 // CHECK: glimmer.rope %{{.*}}, %{{.*}} theta = 1.000000e+04 style = interleaved : tensor<2x8x4x16xf32>, tensor<2x8xi64>

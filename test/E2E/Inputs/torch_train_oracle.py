@@ -13,6 +13,12 @@ torch.optim step. Prints "step N | loss L | grad_norm G" per step.
 
 With GLIMMER_ORACLE_DEVICE=cuda the model and batch run on the GPU, with
 TF32 off (float32 matrix products in full float32).
+
+With GLIMMER_ORACLE_PERTURB=REL[:SEED] every parameter is first scaled by
+1 + REL * N(0, 1) (elementwise, a generator seeded with SEED, default 0):
+how far the training moves under a change of the weights far below bf16's
+resolution (REL = 1e-6) is the noise floor that bf16 parity is read
+against (compare_steps.py --floor).
 """
 
 import os
@@ -70,6 +76,14 @@ def main():
         batch = {k: v.to(device) for k, v in batch.items()}
     module.train()
     params = [p for p in module.parameters() if p.requires_grad]
+    perturb = os.environ.get("GLIMMER_ORACLE_PERTURB")
+    if perturb:
+        rel, _, seed = perturb.partition(":")
+        g = torch.Generator().manual_seed(int(seed or 0))
+        with torch.no_grad():
+            for p in params:
+                noise = torch.randn(p.shape, generator=g, dtype=torch.float64)
+                p.mul_((1 + float(rel) * noise).to(p.dtype).to(p.device))
     if optimizer == "adamw":
         opt = torch.optim.AdamW(params, lr=lr, betas=betas, eps=eps,
                                 weight_decay=0.01 if weight_decay < 0 else weight_decay)

@@ -72,6 +72,44 @@ static void printLseValueOutputTypes(OpAsmPrinter &printer, Operation *,
     printer << ", " << value << ", " << output;
 }
 
+/// A norm's weight type, then its result type after `->` when it differs
+/// from the input's.
+static ParseResult parseNormResultType(OpAsmParser &parser, Type input,
+                                       Type &weight, Type &output) {
+  output = input;
+  if (parser.parseType(weight))
+    return failure();
+  if (succeeded(parser.parseOptionalArrow()))
+    return parser.parseType(output);
+  return success();
+}
+
+static void printNormResultType(OpAsmPrinter &printer, Operation *,
+                                Type input, Type weight, Type output) {
+  printer << weight;
+  if (output != input)
+    printer << " -> " << output;
+}
+
+/// A norm gradient's weight type, then its cotangent's type after `grad`
+/// when it differs from the input's.
+static ParseResult parseNormGradType(OpAsmParser &parser, Type input,
+                                     Type &weight, Type &grad) {
+  grad = input;
+  if (parser.parseType(weight))
+    return failure();
+  if (succeeded(parser.parseOptionalKeyword("grad")))
+    return parser.parseType(grad);
+  return success();
+}
+
+static void printNormGradType(OpAsmPrinter &printer, Operation *, Type input,
+                              Type weight, Type grad) {
+  printer << weight;
+  if (grad != input)
+    printer << " grad " << grad;
+}
+
 #include "glimmer/Dialect/Glimmer/IR/GlimmerInterfaces.cpp.inc"
 
 #define GET_OP_CLASSES
@@ -221,6 +259,17 @@ LogicalResult ConvertOp::verify() {
 OpFoldResult ConvertOp::fold(FoldAdaptor) {
   if (getInput().getType() == getOutput().getType())
     return getInput();
+  // A float widened and narrowed back is itself (widening is exact): the
+  // backward of mixed precision's converts meets such pairs.
+  if (auto inner = getInput().getDefiningOp<ConvertOp>()) {
+    Value source = inner.getInput();
+    auto from = dyn_cast<FloatType>(tensorType(source).getElementType());
+    auto mid = dyn_cast<FloatType>(tensorType(inner).getElementType());
+    if (source.getType() == getOutput().getType() && from && mid &&
+        APFloat::isRepresentableBy(from.getFloatSemantics(),
+                                   mid.getFloatSemantics()))
+      return source;
+  }
   return {};
 }
 
@@ -540,43 +589,45 @@ static LogicalResult checkEps(Operation *op, double eps) {
   return success();
 }
 
+/// A norm's result (or its gradient's cotangent): the input's type, or bf16
+/// of the input's shape for an f32 input (mixed precision).
+static LogicalResult checkNormValue(Operation *op, Value v, StringRef name,
+                                    Value input) {
+  RankedTensorType x = tensorType(input), t = tensorType(v);
+  if (t == x || (t.getShape() == x.getShape() && x.getElementType().isF32() &&
+                 t.getElementType().isBF16()))
+    return success();
+  return op->emitOpError() << "expects " << name << " of type " << x
+                           << " (or bf16 of its shape for an f32 input), got "
+                           << t;
+}
+
 LogicalResult RmsNormOp::verify() {
   if (failed(verifyNormParams(*this, getInput(), {getWeight()})) ||
       failed(checkEps(*this, getEps().convertToDouble())))
     return failure();
-  return checkType(*this, getOutput(), "result", getInput().getType());
+  return checkNormValue(*this, getOutput(), "result", getInput());
 }
 
 LogicalResult RmsNormGradOp::verify() {
   if (failed(verifyNormParams(*this, getInput(), {getWeight()})) ||
       failed(checkEps(*this, getEps().convertToDouble())))
     return failure();
-  if (failed(checkType(*this, getGrad(), "grad", getInput().getType())) ||
-      failed(checkType(*this, getInputGrad(), "input grad",
-                       getInput().getType())))
-    return failure();
-  return checkType(*this, getWeightGrad(), "weight grad",
-                   getWeight().getType());
+  return checkNormValue(*this, getGrad(), "grad", getInput());
 }
 
 LogicalResult LayerNormOp::verify() {
   if (failed(verifyNormParams(*this, getInput(), {getWeight(), getBias()})) ||
       failed(checkEps(*this, getEps().convertToDouble())))
     return failure();
-  return checkType(*this, getOutput(), "result", getInput().getType());
+  return checkNormValue(*this, getOutput(), "result", getInput());
 }
 
 LogicalResult LayerNormGradOp::verify() {
   if (failed(verifyNormParams(*this, getInput(), {getWeight()})) ||
       failed(checkEps(*this, getEps().convertToDouble())))
     return failure();
-  if (failed(checkType(*this, getGrad(), "grad", getInput().getType())) ||
-      failed(checkType(*this, getInputGrad(), "input grad",
-                       getInput().getType())) ||
-      failed(checkType(*this, getWeightGrad(), "weight grad",
-                       getWeight().getType())))
-    return failure();
-  return checkType(*this, getBiasGrad(), "bias grad", getWeight().getType());
+  return checkNormValue(*this, getGrad(), "grad", getInput());
 }
 
 LogicalResult RopeOp::verify() {

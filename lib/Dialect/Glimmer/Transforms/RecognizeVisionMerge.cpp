@@ -73,10 +73,27 @@ struct SelectToVisionGather : OpRewritePattern<SelectOp> {
       return rewriter.notifyMatchFailure(select, "no constant image token id");
     int64_t imageTokenId = imageId.getSplatValue<APInt>().getSExtValue();
 
-    // rows = embedding(bank, max(idx, 0)), [B, T, D].
-    auto rows = skipReshapes(select.getOnTrue()).getDefiningOp<EmbeddingOp>();
-    if (!rows || rows.getType() != outType)
+    // rows = embedding(bank, max(idx, 0)), [B, T, D]; under mixed
+    // precision possibly widened to the text embeddings' f32 (then the
+    // bank is widened instead: fewer elements, the same values).
+    Value onTrue = skipReshapes(select.getOnTrue());
+    auto widen = onTrue.getDefiningOp<ConvertOp>();
+    if (widen)
+      onTrue = skipReshapes(widen.getInput());
+    auto rows = onTrue.getDefiningOp<EmbeddingOp>();
+    auto rowsType = rows ? cast<RankedTensorType>(rows.getType())
+                         : RankedTensorType();
+    if (!rows || rowsType.getShape() != outType.getShape() ||
+        (!widen && rowsType != outType))
       return rewriter.notifyMatchFailure(select, "true side is not a gather");
+    if (widen && (!isa<FloatType>(rowsType.getElementType()) ||
+                  !APFloat::isRepresentableBy(
+                      cast<FloatType>(rowsType.getElementType())
+                          .getFloatSemantics(),
+                      cast<FloatType>(outType.getElementType())
+                          .getFloatSemantics())))
+      return rewriter.notifyMatchFailure(select,
+                                         "true side is not a widened gather");
     auto clamp = rows.getIds().getDefiningOp<MaxOp>();
     if (!clamp || !isSplatInt(clamp.getRhs(), 0))
       return rewriter.notifyMatchFailure(select, "indices are not clamped");
@@ -99,6 +116,13 @@ struct SelectToVisionGather : OpRewritePattern<SelectOp> {
                                          "prefix sum is not of the same mask");
 
     Value bank = rows.getTable();
+    if (widen) {
+      auto bankType = cast<RankedTensorType>(bank.getType());
+      bank = ConvertOp::create(
+          rewriter, widen.getLoc(),
+          RankedTensorType::get(bankType.getShape(), outType.getElementType()),
+          bank);
+    }
     Value embeds = select.getOnFalse();
     auto idx = VisionBankIndicesOp::create(
         rewriter, compare.getLoc(), compare.getLhs(),

@@ -36,12 +36,6 @@ bool isCheap(Operation *op) {
          !isa<ConstantOp>(op);
 }
 
-int64_t bytesOf(Value v) {
-  auto t = cast<RankedTensorType>(v.getType());
-  return t.getNumElements() *
-         std::max<int64_t>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
-}
-
 /// A parameter's low-precision copy (a convert of a function argument) is
 /// kept: the forward's and the backward's GEMMs read it, and computing it
 /// again would cost a launch per parameter for memory that is a quarter of
@@ -133,15 +127,17 @@ struct RematerializePass
                         [&](Value operand) { return available(operand, 3); }))
         continue;
       // The copy reads its large leaves once more: worth it only when that
-      // is no more than the bytes it frees (a norm or a transpose, not a
+      // is no more elements than it frees (a norm or a transpose, not a
       // product of two activations, whose recomputation would read twice
-      // what it saves).
+      // what it saves). Elements, not bytes: a mixed-precision norm reads
+      // its f32 input to free its bf16 result, one pass over memory for
+      // half of it.
       int64_t read = 0;
       for (Value leaf : leaves)
         if (cast<RankedTensorType>(leaf.getType()).getNumElements() >=
             minElements)
-          read += bytesOf(leaf);
-      if (read > bytesOf(v))
+          read += cast<RankedTensorType>(leaf.getType()).getNumElements();
+      if (read > cast<RankedTensorType>(v.getType()).getNumElements())
         continue;
       remats.push_back({&op, order[size_t(late)], late});
     }

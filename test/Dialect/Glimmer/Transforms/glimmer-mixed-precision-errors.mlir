@@ -1,6 +1,9 @@
 // RUN: glimmer-opt %s -split-input-file -glimmer-mixed-precision -verify-diagnostics
 // RUN: not glimmer-opt %s -split-input-file -glimmer-mixed-precision=function=loss 2>&1 | FileCheck %s --check-prefix=NAME
 // NAME: error: glimmer-mixed-precision: no function @loss with a body
+// A policy other than bf16 and autocast (every module of the file fails).
+// RUN: not glimmer-opt %s -split-input-file -glimmer-mixed-precision=policy=fp8 2>&1 | FileCheck %s --check-prefix=POLICY
+// POLICY: error: glimmer-mixed-precision: unknown policy 'fp8' (expected bf16 or autocast)
 
 // No forward function.
 // expected-error @+1 {{glimmer-mixed-precision: no function @forward with a body}}

@@ -69,8 +69,9 @@ module {
 
 // Values that depend on no parameter keep f32: the RoPE angles from integer
 // positions and a buffer of frequencies, their cos and sin. Where they meet
-// bf16 compute they are converted once (a broadcast is rebuilt on a bf16
-// copy of its input, so the partitioner still sees a broadcast); a
+// bf16 compute they are converted once (a reshape and a broadcast are
+// rebuilt on a bf16 copy of their input, so the convert lands on the cos
+// and the partitioner still sees a broadcast); a
 // float input (pixels) is converted at its first bf16 use. Attention's lse
 // stays f32 for bf16 queries; f32 constants that bf16 ops read become bf16
 // constants.
@@ -82,13 +83,13 @@ module {
 // CHECK: %[[P:.*]] = glimmer.convert %arg0 : tensor<2x4xi64> to tensor<2x4xf32>
 // CHECK: %[[A:.*]] = glimmer.mul %{{.*}}, %{{.*}} : tensor<2x4x4xf32>
 // CHECK-NEXT: %[[COS:.*]] = glimmer.cos %[[A]] : tensor<2x4x4xf32>
-// CHECK-NEXT: %[[COSR:.*]] = glimmer.reshape %[[COS]] : tensor<2x4x4xf32> -> tensor<2x4x1x4xf32>
 // CHECK-NEXT: %[[XB:.*]] = glimmer.convert %arg1 : tensor<2x4x8xf32> to tensor<2x4x8xbf16>
 // CHECK-NEXT: %[[WB:.*]] = glimmer.convert %arg3 : tensor<8x8xf32> to tensor<8x8xbf16>
 // CHECK-NEXT: %[[Q:.*]] = glimmer.linear %[[XB]], %[[WB]] : tensor<2x4x8xbf16>, tensor<8x8xbf16> -> tensor<2x4x8xbf16>
 // CHECK-NEXT: %[[Q4:.*]] = glimmer.reshape %[[Q]] : tensor<2x4x8xbf16> -> tensor<2x4x2x4xbf16>
-// CHECK-NEXT: %[[COSL:.*]] = glimmer.convert %[[COSR]] : tensor<2x4x1x4xf32> to tensor<2x4x1x4xbf16>
-// CHECK-NEXT: %[[COSB:.*]] = glimmer.broadcast_in_dim %[[COSL]] dims = [0, 1, 2, 3] : tensor<2x4x1x4xbf16> -> tensor<2x4x2x4xbf16>
+// CHECK-NEXT: %[[COSL:.*]] = glimmer.convert %[[COS]] : tensor<2x4x4xf32> to tensor<2x4x4xbf16>
+// CHECK-NEXT: %[[COSR:.*]] = glimmer.reshape %[[COSL]] : tensor<2x4x4xbf16> -> tensor<2x4x1x4xbf16>
+// CHECK-NEXT: %[[COSB:.*]] = glimmer.broadcast_in_dim %[[COSR]] dims = [0, 1, 2, 3] : tensor<2x4x1x4xbf16> -> tensor<2x4x2x4xbf16>
 // CHECK-NEXT: %[[QR:.*]] = glimmer.mul %[[Q4]], %[[COSB]] : tensor<2x4x2x4xbf16>
 // CHECK-NEXT: %[[HALF:.*]] = glimmer.constant dense<5.000000e-01> : tensor<2x4x2x4xbf16>
 // CHECK-NEXT: %[[QS:.*]] = glimmer.mul %[[QR]], %[[HALF]] : tensor<2x4x2x4xbf16>

@@ -30,6 +30,36 @@ func.func @cumsum_index_gather(%tokens: tensor<2x8xi64>, %embeds: tensor<2x8x4xf
 
 // -----
 
+// Mixed precision: bf16 vision rows widened into f32 text embeddings (the
+// residual stream's type). The gather reads the bank widened instead (the
+// same values, fewer elements).
+// CHECK-LABEL: func.func @widened_bf16_rows
+// CHECK-SAME: (%[[TOK:.*]]: tensor<1x4xi64>, %[[EMB:.*]]: tensor<1x4x2xf32>, %[[BANK:.*]]: tensor<2x2xbf16>)
+// CHECK: %[[WIDE:.*]] = glimmer.convert %[[BANK]] : tensor<2x2xbf16> to tensor<2x2xf32>
+// CHECK: %[[IDX:.*]] = glimmer.vision_bank_indices %[[TOK]] image_token_id = 5
+// CHECK: glimmer.vision_gather %[[EMB]], %[[WIDE]], %[[IDX]] : tensor<1x4x2xf32>, tensor<2x2xf32>, tensor<1x4xi64>
+// CHECK-NOT: glimmer.select
+func.func @widened_bf16_rows(%tokens: tensor<1x4xi64>, %embeds: tensor<1x4x2xf32>, %bank: tensor<2x2xbf16>) -> tensor<1x4x2xf32> {
+  %img = glimmer.constant dense<5> : tensor<1x4xi64>
+  %m = glimmer.compare eq, %tokens, %img : tensor<1x4xi64>
+  %f = glimmer.reshape %m : tensor<1x4xi1> -> tensor<4xi1>
+  %l = glimmer.convert %f : tensor<4xi1> to tensor<4xi64>
+  %c = glimmer.cumsum %l dim = 0 : tensor<4xi64>
+  %r = glimmer.reshape %c : tensor<4xi64> -> tensor<1x4xi64>
+  %one = glimmer.constant dense<1> : tensor<1x4xi64>
+  %i = glimmer.sub %r, %one : tensor<1x4xi64>
+  %zero = glimmer.constant dense<0> : tensor<1x4xi64>
+  %j = glimmer.max %i, %zero : tensor<1x4xi64>
+  %rows = glimmer.embedding %bank, %j : tensor<2x2xbf16>, tensor<1x4xi64> -> tensor<1x4x2xbf16>
+  %wide = glimmer.convert %rows : tensor<1x4x2xbf16> to tensor<1x4x2xf32>
+  %m3 = glimmer.reshape %m : tensor<1x4xi1> -> tensor<1x4x1xi1>
+  %mb = glimmer.broadcast_in_dim %m3 dims = [0, 1, 2] : tensor<1x4x1xi1> -> tensor<1x4x2xi1>
+  %out = glimmer.select %mb, %wide, %embeds : tensor<1x4x2xi1>, tensor<1x4x2xf32>
+  return %out : tensor<1x4x2xf32>
+}
+
+// -----
+
 // The masked_scatter form: the mask was unsqueezed and expanded, the prefix
 // sum is of a cast before the flatten, the constant is a flat splat.
 // CHECK-LABEL: func.func @masked_scatter_form

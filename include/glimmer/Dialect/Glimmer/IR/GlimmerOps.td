@@ -489,48 +489,58 @@ def Glimmer_MatmulOp : Glimmer_Op<"matmul", [DeclareOpInterfaceMethods<Glimmer_S
 }
 
 def Glimmer_RmsNormOp : Glimmer_Op<"rms_norm",
-    [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AllTypesMatch<["input", "output"]>]> {
+    [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "RMS normalisation over the last dimension";
   let description = [{
-    `x / sqrt(mean(x^2, -1) + eps) * weight`, with `weight: [D]`.
+    `x / sqrt(mean(x^2, -1) + eps) * weight`, with `weight: [D]` of the
+    input's type. The result has the input's type, or is bf16 for an f32
+    input (mixed precision: the norm computes in f32, as under autocast, and
+    its result is rounded once for the bf16 GEMMs that read it; the type
+    follows `->`).
 
     ```mlir
     %y = glimmer.rms_norm %x, %w eps = 1.0e-05 : tensor<2x8x16xf32>, tensor<16xf32>
+    %z = glimmer.rms_norm %x, %w eps = 1.0e-05 : tensor<2x8x16xf32>, tensor<16xf32> -> tensor<2x8x16xbf16>
     ```
   }];
   let arguments = (ins Glimmer_FloatTensor:$input, Glimmer_FloatTensor:$weight,
                        F64Attr:$eps);
   let results = (outs Glimmer_FloatTensor:$output);
-  let assemblyFormat = "$input `,` $weight `eps` `=` $eps attr-dict `:` type($input) `,` type($weight)";
+  let assemblyFormat = "$input `,` $weight `eps` `=` $eps attr-dict `:` type($input) `,` custom<NormResultType>(ref(type($input)), type($weight), type($output))";
   let hasVerifier = 1;
 }
 
 def Glimmer_RmsNormGradOp : Glimmer_Op<"rms_norm_grad",
-    [Pure, AllTypesMatch<["grad", "input", "input_grad"]>,
+    [Pure, AllTypesMatch<["input", "input_grad"]>,
      AllTypesMatch<["weight", "weight_grad"]>]> {
   let summary = "VJP of rms_norm";
   let description = [{
-    Returns the input and weight gradients of `glimmer.rms_norm`.
+    Returns the input and weight gradients of `glimmer.rms_norm`. `grad` has
+    the forward result's type: the input's, or bf16 for an f32 input (its
+    type follows `grad`).
 
     ```mlir
     %dx, %dw = glimmer.rms_norm_grad %dy, %x, %w eps = 1.0e-05
         : tensor<2x8x16xf32>, tensor<16xf32>
+    %ex, %ew = glimmer.rms_norm_grad %dz, %x, %w eps = 1.0e-05
+        : tensor<2x8x16xf32>, tensor<16xf32> grad tensor<2x8x16xbf16>
     ```
   }];
   let arguments = (ins Glimmer_FloatTensor:$grad, Glimmer_FloatTensor:$input,
                        Glimmer_FloatTensor:$weight, F64Attr:$eps);
   let results = (outs Glimmer_FloatTensor:$input_grad,
                       Glimmer_FloatTensor:$weight_grad);
-  let assemblyFormat = "$grad `,` $input `,` $weight `eps` `=` $eps attr-dict `:` type($input) `,` type($weight)";
+  let assemblyFormat = "$grad `,` $input `,` $weight `eps` `=` $eps attr-dict `:` type($input) `,` custom<NormGradType>(ref(type($input)), type($weight), type($grad))";
   let hasVerifier = 1;
 }
 
 def Glimmer_LayerNormOp : Glimmer_Op<"layer_norm",
-    [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AllTypesMatch<["input", "output"]>, AllTypesMatch<["weight", "bias"]>]> {
+    [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AllTypesMatch<["weight", "bias"]>]> {
   let summary = "Layer normalisation over the last dimension";
   let description = [{
     `(x - mean) / sqrt(var + eps) * weight + bias` over the last dimension
-    (biased variance, as `torch.nn.LayerNorm`).
+    (biased variance, as `torch.nn.LayerNorm`). The result has the input's
+    type, or is bf16 for an f32 input (as `glimmer.rms_norm`).
 
     ```mlir
     %y = glimmer.layer_norm %x, %w, %b eps = 1.0e-05
@@ -540,16 +550,17 @@ def Glimmer_LayerNormOp : Glimmer_Op<"layer_norm",
   let arguments = (ins Glimmer_FloatTensor:$input, Glimmer_FloatTensor:$weight,
                        Glimmer_FloatTensor:$bias, F64Attr:$eps);
   let results = (outs Glimmer_FloatTensor:$output);
-  let assemblyFormat = "$input `,` $weight `,` $bias `eps` `=` $eps attr-dict `:` type($input) `,` type($weight)";
+  let assemblyFormat = "$input `,` $weight `,` $bias `eps` `=` $eps attr-dict `:` type($input) `,` custom<NormResultType>(ref(type($input)), type($weight), type($output))";
   let hasVerifier = 1;
 }
 
 def Glimmer_LayerNormGradOp : Glimmer_Op<"layer_norm_grad",
-    [Pure, AllTypesMatch<["grad", "input", "input_grad"]>,
+    [Pure, AllTypesMatch<["input", "input_grad"]>,
      AllTypesMatch<["weight", "weight_grad", "bias_grad"]>]> {
   let summary = "VJP of layer_norm";
   let description = [{
     Returns the input, weight and bias gradients of `glimmer.layer_norm`.
+    `grad` has the forward result's type (as `glimmer.rms_norm_grad`).
 
     ```mlir
     %dx, %dw, %db = glimmer.layer_norm_grad %dy, %x, %w eps = 1.0e-05
@@ -561,7 +572,7 @@ def Glimmer_LayerNormGradOp : Glimmer_Op<"layer_norm_grad",
   let results = (outs Glimmer_FloatTensor:$input_grad,
                       Glimmer_FloatTensor:$weight_grad,
                       Glimmer_FloatTensor:$bias_grad);
-  let assemblyFormat = "$grad `,` $input `,` $weight `eps` `=` $eps attr-dict `:` type($input) `,` type($weight)";
+  let assemblyFormat = "$grad `,` $input `,` $weight `eps` `=` $eps attr-dict `:` type($input) `,` custom<NormGradType>(ref(type($input)), type($weight), type($grad))";
   let hasVerifier = 1;
 }
 

@@ -34,6 +34,11 @@ void buildPostAutodiffPipeline(mlir::OpPassManager &pm);
 /// registry, for glimmer-opt.
 void registerGlimmerPipelines();
 
+/// The glimmer-mixed-precision policy that a `--dtype` value asks for:
+/// "bf16" for bf16, "autocast" for bf16-autocast; empty for any other value
+/// (f32 and f64 run without mixed precision).
+llvm::StringRef mixedPrecisionPolicy(llvm::StringRef dtype);
+
 } // namespace glimmer
 
 #endif // GLIMMER_DIALECT_GLIMMER_TRANSFORMS_PASSES_H

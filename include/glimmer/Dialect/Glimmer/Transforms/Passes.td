@@ -153,37 +153,64 @@ def GlimmerMixedPrecision
     Turns an f32 `@forward` into a mixed-precision one: bf16 compute with
     f32 master weights. The function's signature does not change
     (parameters, buffers and inputs stay f32 arguments, the loss an f32
-    result), but the computation that depends on the parameters runs on bf16
-    tensors. Unlike PyTorch's `autocast(torch.bfloat16)`, which also keeps
-    norms, softmax and losses (and so a residual stream that adds their
-    outputs) in f32, every op downstream of a parameter computes in bf16
-    here (the kernels accumulate in f32), except the loss. Runs on the
-    global view, before partitioning and `glimmer-autodiff`; `--dtype=bf16`
-    of glimmer-train and glimmer-translate is an f32 import followed by this
-    pass.
+    result). Runs on the global view, before partitioning and
+    `glimmer-autodiff`; `--dtype=bf16` (policy `bf16`) and
+    `--dtype=bf16-autocast` (policy `autocast`) of glimmer-train and
+    glimmer-translate are an f32 import followed by this pass.
 
-    One forward sweep decides the precision of every value. Each parameter
-    (`glimmer.param`) is read through one `glimmer.convert` to bf16, placed
-    before its first use (FSDP's all-gather then lands right before the
-    convert, still at the first use). An op with a bf16 floating-point
-    operand computes in bf16: its other f32 operands are converted (once per
-    value; constants become bf16 constants, broadcasts are rebuilt on a bf16
-    copy of their input) and its f32 results become bf16. Two results stay
-    f32: the log-sum-exp of `glimmer.attention` (f32 for bf16 queries) and
-    the `sum` of `glimmer.cross_entropy`, so the loss chain after it (the
-    division by the token count) is f32. Values computed only from inputs,
-    buffers, integers and constants (RoPE tables from positions, masks) stay
-    f32 until they meet bf16 compute, as under autocast; a bf16 value the
-    function returns is converted back to f32. After autodiff, the
-    convert's VJP turns each parameter's bf16 cotangent into an f32
-    gradient, so `@apply_step` keeps f32 parameters and optimizer state;
+    One forward sweep in program order decides the precision of every op.
+    Under both policies an f32 operand that bf16 compute reads is converted
+    once per value (a parameter right before its first such use, where
+    FSDP's all-gather then lands; constants become bf16 constants;
+    broadcasts, reshapes and transposes are rebuilt on a bf16 copy of their
+    input, so the convert sits on the op that computed the value, where
+    fusion merges it, and attention still finds the transposes of its
+    operands); attention's log-sum-exp and cross-entropy's `sum` stay f32
+    (so is the division by the token count); a bf16 value the function
+    returns is converted back to f32.
+
+    Policy `bf16` (the default, the faster): every op downstream of a
+    parameter computes in bf16 (the kernels accumulate in f32). An op with a
+    bf16 or parameter floating-point operand computes in bf16 and its f32
+    results become bf16; values computed only from inputs, buffers,
+    integers and constants (RoPE tables from positions, masks) stay f32
+    until they meet bf16 compute. Norms, softmax and the residual stream are
+    bf16 tensors.
+
+    Policy `autocast`: the precision of PyTorch's
+    `autocast(torch.bfloat16)`.
+    - `linear`, `matmul`, `conv2d`, `attention` read bf16; their results
+      are bf16.
+    - `rms_norm`, `layer_norm`, `softmax`, `exp`, `log`, `pow`, `rsqrt`,
+      `reduce sum`, `sum_squares`, `cumsum` read f32: a bf16 operand is
+      widened (exactly).
+    - `cross_entropy` reads bf16 logits as they are (its kernels compute in
+      f32, which widening them first would give, without an f32 copy of the
+      logits).
+    - Every other op promotes, as PyTorch's type promotion does: f32 when
+      one of its floating-point operands of the highest category is f32
+      (its bf16 operands widened), bf16 when all are bf16. The categories,
+      as PyTorch ranks operands: dimensioned tensors, then 0-d values
+      (possibly broadcast), then splat constants (Python scalars), so
+      `x * 0.5` stays bf16.
+    A norm whose result only bf16 ops read writes bf16 itself (it computes
+    in f32 and rounds once, as the convert would, with no f32 copy of its
+    result; its backward reads the bf16 cotangent). Rounding to bf16 thus
+    happens where autocast rounds: at the outputs of bf16 ops and of ops
+    whose inputs are all bf16, and at the inputs of bf16 ops. The residual
+    stream, which adds bf16 branch outputs to f32 embeddings, is f32, and
+    so is its gradient.
+
+    After autodiff the converts' VJPs convert the cotangents back:
+    gradients, `@apply_step`'s parameters and optimizer state are f32;
     reductions across ranks are f32 too (parameters are all-gathered, and
     their gradients reduce-scattered, in f32; the VJP of a bf16 all-gather,
     K and V over `cp`, sums the ranks' cotangents in f32).
 
-    Errors: no `@forward` (option `function`), a module that already has
-    `@grad_step` or `@apply_step`, a floating-point type other than f32 in
-    the function (an f64 import, or a function this pass already ran on).
+    Errors: no `@forward` (option `function`), an unknown policy, a module
+    that already has `@grad_step` or `@apply_step`, a floating-point type
+    other than f32 in the function (an f64 import, or a function this pass
+    already ran on).
 
     Before:
     ```mlir
@@ -213,10 +240,30 @@ def GlimmerMixedPrecision
       return %loss : tensor<f32>
     }
     ```
+    A residual block under `policy=autocast`: the norm reads the f32
+    stream and, read by a GEMM only, writes bf16; the add promotes to f32.
+    ```mlir
+      %n = glimmer.rms_norm %h, %g eps = 1.0e-05 : tensor<2x8xf32>, tensor<8xf32>
+      %y = glimmer.linear %n, %w : tensor<2x8xf32>, tensor<8x8xf32> -> tensor<2x8xf32>
+      %r = glimmer.add %h, %y : tensor<2x8xf32>
+    ```
+    becomes
+    ```mlir
+      %n = glimmer.rms_norm %h, %g eps = 1.0e-05 : tensor<2x8xf32>, tensor<8xf32> -> tensor<2x8xbf16>
+      %wb = glimmer.convert %w : tensor<8x8xf32> to tensor<8x8xbf16>
+      %y = glimmer.linear %n, %wb : tensor<2x8xbf16>, tensor<8x8xbf16> -> tensor<2x8xbf16>
+      %yf = glimmer.convert %y : tensor<2x8xbf16> to tensor<2x8xf32>
+      %r = glimmer.add %h, %yf : tensor<2x8xf32>
+    ```
+    (under `policy=bf16` the norm reads a bf16 copy of `%h`, with its weight
+    in bf16, and the add is bf16).
   }];
   let options = [
     Option<"functionName", "function", "std::string", /*default=*/"\"forward\"",
            "The forward function to rewrite">,
+    Option<"policy", "policy", "std::string", /*default=*/"\"bf16\"",
+           "bf16 (every op downstream of a parameter in bf16) or autocast "
+           "(the precision of PyTorch's autocast)">,
   ];
   let dependentDialects = ["::glimmer::GlimmerDialect",
                            "::mlir::func::FuncDialect"];
@@ -665,12 +712,14 @@ def GlimmerRematerialize : Pass<"glimmer-rematerialize", "::mlir::ModuleOp"> {
     (its definition first), the widest gap of at least `min-gap` ops is
     found. When every operand is used at or after the use that ends the gap
     (so no operand lives longer), or is itself such a value (a chain,
-    recomputed with it), and the recomputation reads no more bytes of
+    recomputed with it), and the recomputation reads no more elements of
     values of `min-elements` elements or more than it frees, a copy is
     placed right before that use, which with every later use reads the
     copy; an op whose uses all moved is erased (sunk to its first use).
-    The byte bound keeps a product of two activations (the SwiGLU product),
-    whose recomputation reads twice what it frees. A parameter's bf16 copy
+    The bound keeps a product of two activations (the SwiGLU product),
+    whose recomputation reads twice what it frees; it counts elements, not
+    bytes, so that a mixed-precision norm (f32 input, bf16 result) is
+    recomputed too: one pass over memory for half of it. A parameter's bf16 copy
     stays (the GEMMs of both passes read it). The copy is the same op on
     the same operands: results are bitwise unchanged.
 
