@@ -37,7 +37,7 @@ and receives only small files:
       * glimmer-run --backend=cuda on each of that dtype's programs in
         config.json: unsharded (1 GPU), cp=2 (2 GPUs, NCCL),
       * PyTorch eager training of the same nn.Module on 1 GPU (AdamW lr 1e-3,
-        weight decay 0.01, clip_grad_norm_ 1.0, f32 parameters, TF32 off;
+        weight decay 0.01, clip_grad_norm_ 1.0, f32 parameters, TF32 off unless --tf32;
         for bf16 the forward runs under torch.autocast("cuda",
         dtype=torch.bfloat16), as test/E2E/Inputs/torch_train_oracle.py
         does; CUDA events around each step, synchronized; once for bf16 and
@@ -392,7 +392,8 @@ def secs(x: float) -> str:
 
 
 def time_glimmer(glimmer_run: Path, program: Path, weights: Path, data: Path, work: Path,
-                 steps: int, warmup: int, timeout: float, backend: str) -> dict:
+                 steps: int, warmup: int, timeout: float, backend: str,
+                 tf32: bool = False) -> dict:
     global _running
     metrics = work / (program.stem + ".metrics.jsonl")
     metrics.unlink(missing_ok=True)
@@ -404,7 +405,7 @@ def time_glimmer(glimmer_run: Path, program: Path, weights: Path, data: Path, wo
     log = work / (program.stem + ".log")
     cmd = [str(glimmer_run), str(local), f"--weights={weights}", f"--data={data}",
            f"--backend={backend}", f"--steps={warmup + steps}", f"--metrics={metrics}",
-           "--timeout=300"]
+           "--timeout=300"] + (["--tf32"] if tf32 else [])
     print("$ NCCL_NVLS_ENABLE=0 " + " ".join(cmd) + f"   (stopped after {secs(timeout)} s)",
           flush=True)
     t0 = time.perf_counter()
@@ -467,7 +468,7 @@ def time_glimmer(glimmer_run: Path, program: Path, weights: Path, data: Path, wo
 
 
 def profile_glimmer(glimmer_run: Path, program: Path, weights: Path, data: Path, work: Path,
-                    timeout: float, backend: str, steps: int = 3) -> str:
+                    timeout: float, backend: str, steps: int = 3, tf32: bool = False) -> str:
     """A separate, untimed run with GLIMMER_PROFILE=1 (CUDA events around
     every runtime op slow the step down): the runtime's table of device time
     per op over `steps` - 1 steps (its first step is a warm-up)."""
@@ -476,7 +477,8 @@ def profile_glimmer(glimmer_run: Path, program: Path, weights: Path, data: Path,
     local.with_suffix(".so").unlink(missing_ok=True)
     log = work / (local.stem + ".log")
     cmd = [str(glimmer_run), str(local), f"--weights={weights}", f"--data={data}",
-           f"--backend={backend}", f"--steps={steps}", "--timeout=300"]
+           f"--backend={backend}", f"--steps={steps}", "--timeout=300"] + (
+               ["--tf32"] if tf32 else [])
     print("$ GLIMMER_PROFILE=1 NCCL_NVLS_ENABLE=0 " + " ".join(cmd), flush=True)
     env = nvls_env()
     env["GLIMMER_PROFILE"] = "1"
@@ -494,18 +496,20 @@ def profile_glimmer(glimmer_run: Path, program: Path, weights: Path, data: Path,
 
 
 def time_torch(model, batch, steps: int, warmup: int, device: str, dtype: str,
-               deadline: float | None = None, compiled: bool = False) -> dict:
+               deadline: float | None = None, compiled: bool = False,
+               tf32: bool = False) -> dict:
     """PyTorch training from `model`'s (CPU) initial weights, which are left
     untouched. dtype bf16: the forward under torch.autocast(bf16), f32
     parameters, gradients and AdamW state (torch_train_oracle.py's recipe).
     compiled: the model under torch.compile (default mode) and the fused
     AdamW, what a user who wants speed runs; its compilation happens in the
-    warmup steps."""
+    warmup steps. tf32: f32 matrix products (and cuDNN convolutions) on
+    TF32 tensor cores, as glimmer-run --tf32."""
     import torch
 
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    torch.set_float32_matmul_precision("highest")
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.set_float32_matmul_precision("high" if tf32 else "highest")
     dev = torch.device(device)
     cuda = dev.type == "cuda"
     sync = torch.cuda.synchronize if cuda else (lambda: None)
@@ -572,12 +576,13 @@ def time_torch(model, batch, steps: int, warmup: int, device: str, dtype: str,
 RESERVE_S = {"glimmer": 40.0, "PyTorch eager": 20.0, "torch.compile": 60.0}
 
 
-def matmul_peak_tflops(dtype: str, device: str) -> float | None:
-    """The GPU's achievable dense-GEMM rate in this dtype (TF32 off for
-    f32), measured here: the denominator of MFU."""
+def matmul_peak_tflops(dtype: str, device: str, tf32: bool = False) -> float | None:
+    """The GPU's achievable dense-GEMM rate in this dtype (f32 with TF32 off
+    unless `tf32`), measured here: the denominator of MFU."""
     import torch
     if not device.startswith("cuda"):
         return None
+    torch.backends.cuda.matmul.allow_tf32 = tf32
     n = 8192
     dt = torch.bfloat16 if dtype == "bf16" else torch.float32
     a = torch.randn(n, n, device=device, dtype=dt)
@@ -663,7 +668,7 @@ def cmd_run(a):
 
     device_name = torch.cuda.get_device_name(0) if cuda else "cpu (ranks as threads)"
     # The denominator of MFU: this GPU's dense GEMM rate per dtype, measured.
-    peaks = {dt: matmul_peak_tflops(dt, "cuda:0" if cuda else "cpu")
+    peaks = {dt: matmul_peak_tflops(dt, "cuda:0" if cuda else "cpu", a.tf32 and dt == "f32")
              for dt in dict.fromkeys(map(torch_dtype, dtypes))}
     if cuda:
         print("measured GEMM peak (8192^3, TFLOP/s): "
@@ -697,11 +702,13 @@ def cmd_run(a):
                 r = {"error": f"not started: the {a.budget:.0f} s --budget is used up"}
             else:
                 r = time_glimmer(glimmer_run, program, weights, data, work,
-                                 a.steps, a.warmup, min(a.timeout, left), a.backend)
+                                 a.steps, a.warmup, min(a.timeout, left), a.backend,
+                                 tf32=a.tf32 and dtype == "f32")
                 if (a.profile and not layout and "median_s" in r
                         and deadline - time.perf_counter() > 60):
                     r["profile"] = profile_glimmer(glimmer_run, program, weights, data, work,
-                                                   min(a.timeout, 120.0), a.backend)
+                                                   min(a.timeout, 120.0), a.backend,
+                                                   tf32=a.tf32 and dtype == "f32")
         else:
             if left < 5:
                 r = {"error": f"not started: the {a.budget:.0f} s --budget is used up"}
@@ -709,7 +716,8 @@ def cmd_run(a):
                 try:
                     r = time_torch(model, batch, a.steps, a.warmup, "cuda:0" if cuda else "cpu",
                                    dtype, deadline=time.perf_counter() + left,
-                                   compiled=fw == "torch.compile")
+                                   compiled=fw == "torch.compile",
+                                   tf32=a.tf32 and dtype == "f32")
                 except Exception as e:  # e.g. out of memory: still report glimmer's numbers
                     r = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
                     gc.collect()
@@ -731,8 +739,8 @@ def cmd_run(a):
              + (" (bf16: f32 master weights, bf16 compute; bf16-autocast: with "
                 "autocast's f32 norms and residual stream)" if "bf16" in dtypes
                 or "bf16-autocast" in dtypes else "")
-             + ", TF32 off, "
-             f"AdamW + clip 1.0; median of {a.steps} steps after {a.warmup} warmup")
+             + (", f32 GEMMs in TF32 (--tf32), " if a.tf32 else ", TF32 off, ")
+             + f"AdamW + clip 1.0; median of {a.steps} steps after {a.warmup} warmup")
     n_steps = a.warmup + a.steps
     print()
     print(f"### {title}")
@@ -857,6 +865,9 @@ def main():
     r.add_argument("--timeout", type=float, default=240,
                    help="seconds per glimmer-run at most (see --budget)")
     r.add_argument("--skip-torch", action="store_true")
+    r.add_argument("--tf32", action="store_true",
+                   help="f32 GEMMs on TF32 tensor cores: glimmer-run --tf32 and PyTorch's "
+                   "allow_tf32 (f32 programs; bf16 ones are not affected)")
     r.add_argument("--profile", action="store_true",
                    help="after each unsharded glimmer measurement, a separate 3-step run "
                    "with GLIMMER_PROFILE=1: the runtime's device time per op")

@@ -145,6 +145,10 @@ PYBIND11_MODULE(_runtime, m) {
   m.def("built_with_cuda", &builtWithCuda,
         "Whether the runtime has its CUDA backend");
   m.def("cuda_device_count", &cudaDeviceCount, "Visible CUDA devices");
+  m.def("set_allow_tf32", &glimmer_rt::setAllowTf32, py::arg("allow"),
+        "Whether f32 GEMMs on GPUs may use TF32 tensor cores (process-wide; "
+        "off by default)");
+  m.def("allow_tf32", &glimmer_rt::allowTf32);
   m.def(
       "set_current_device",
       [](const std::string &device) {

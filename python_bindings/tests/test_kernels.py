@@ -633,6 +633,28 @@ def test_matmul(dtype, ta, tb):
         rt.matmul(a, b[:1].copy())
 
 
+@pytest.mark.skipif(DEVICE == "cpu", reason="TF32 is a mode of the GPU's f32 GEMMs")
+def test_matmul_tf32_only_when_allowed():
+    # Inputs rounded to TF32 (10 mantissa bits) lose about 1e-3 relative per
+    # product; full f32 keeps 1e-5. Off by default, and off again after.
+    a, b = randn((256, 512), np.float32, 26), randn((512, 128), np.float32, 27)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+
+    def error(product):
+        return float(np.abs(npy(product) - exact).max() / np.abs(exact).max())
+
+    assert not rt.allow_tf32()
+    assert error(rt.matmul(a, b)) < 1e-6
+    rt.set_allow_tf32(True)
+    try:
+        fast = error(rt.matmul(a, b))
+        fast_linear = error(rt.linear(a, np.ascontiguousarray(b.T), None))
+    finally:
+        rt.set_allow_tf32(False)
+    assert 1e-5 < fast < 1e-2 and 1e-5 < fast_linear < 1e-2, (fast, fast_linear)
+    assert error(rt.matmul(a, b)) < 1e-6
+
+
 # --------------------------------------------------------------------------
 # Norms
 

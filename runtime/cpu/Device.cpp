@@ -16,6 +16,13 @@
 
 using namespace glimmer_rt;
 
+namespace {
+std::atomic<bool> tf32{false};
+} // namespace
+
+void glimmer_rt::setAllowTf32(bool allow) { tf32.store(allow); }
+bool glimmer_rt::allowTf32() { return tf32.load(); }
+
 std::string Device::str() const {
   return isCuda() ? "cuda:" + std::to_string(index) : "cpu";
 }

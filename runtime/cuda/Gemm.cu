@@ -7,7 +7,9 @@
 // column-major view, which needs no copies.
 //
 // Precision: f32 GEMMs run in pedantic math mode with CUBLAS_COMPUTE_32F
-// (never TF32), so they agree with an f32 CPU GEMM; f64 uses
+// (never TF32), so they agree with an f32 CPU GEMM, unless allowTf32()
+// (glimmer-run/glimmer-train --tf32): then CUBLAS_COMPUTE_32F_FAST_TF32,
+// as PyTorch's allow_tf32; f64 uses
 // CUBLAS_COMPUTE_64F; bf16 reads and writes bf16 and accumulates in f32
 // (split-K reductions in f32 as well).
 //
@@ -115,12 +117,15 @@ void gemm(const Ctx &c, DType dtype, int64_t M, int64_t N, int64_t K,
   size_t es = dtypeSize(dtype);
   cudaDataType_t type = cudaType(dtype);
   bool isDouble = dtype == DType::F64;
+  bool tf32 = dtype == DType::F32 && allowTf32();
   cublasComputeType_t compute =
-      isDouble ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
-  // f32 must not use TF32 (nor any reduced-precision path): pedantic mode.
-  // bf16 may use tensor cores but reduces split-K partials in f32.
+      isDouble ? CUBLAS_COMPUTE_64F
+               : (tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
+  // f32 must not use TF32 (nor any reduced-precision path) unless asked:
+  // pedantic mode. bf16 may use tensor cores but reduces split-K partials
+  // in f32.
   cublasMath_t math =
-      dtype == DType::BF16
+      dtype == DType::BF16 || tf32
           ? cublasMath_t(CUBLAS_DEFAULT_MATH |
                          CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)
           : CUBLAS_PEDANTIC_MATH;

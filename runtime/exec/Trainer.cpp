@@ -1061,6 +1061,14 @@ static std::string g17(double v) {
   return buf;
 }
 
+void glimmer_rt::applyLoopSettings(const LoopOptions &options,
+                                   Backend backend) {
+  if (options.tf32 && backend != Backend::CUDA)
+    throw RuntimeError("--tf32 lets f32 GEMMs on GPUs use TF32, so it needs "
+                       "--backend=cuda (the CPU kernels compute in full f32)");
+  setAllowTf32(options.tf32);
+}
+
 void glimmer_rt::runLoop(const CompiledProgram &program,
                          const SafetensorsFile &data, Ranks &ranks,
                          const LoopOptions &options, std::ostream &out,

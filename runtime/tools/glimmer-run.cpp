@@ -5,7 +5,7 @@
 //       [--backend=cpu|cuda] [--steps=N] [--forward-only]
 //       [--save=CKPT] [--resume=CKPT] [--metrics=OUT.jsonl] [--seed=N]
 //       [--timeout=SECONDS] [--quiet] [--cache-dir=DIR]
-//       [--check-fused-kernels]
+//       [--check-fused-kernels] [--tf32]
 //
 // Runs what glimmer-train compiled (its --emit-cpp output, or the shared
 // library built from it) on machines that have the runtime but no compiler:
@@ -202,6 +202,8 @@ int main(int argc, char **argv) {
                "[--seed=N] [--timeout=S] [--quiet]\n"
                "  [--check-fused-kernels]  (CPU) run each fused kernel's host "
                "build beside its ops\n"
+               "  [--tf32]  (CUDA) f32 GEMMs may use TF32 tensor cores, as "
+               "PyTorch's allow_tf32\n"
                "  [--cache-dir=DIR]  where a .cpp program is built (default: "
                "$GLIMMER_CACHE_DIR,\n"
                "                     else $XDG_CACHE_HOME/glimmer, else "
@@ -228,6 +230,8 @@ int main(int argc, char **argv) {
       loop.quiet = true;
     else if (arg == "--check-fused-kernels")
       checkFused = true;
+    else if (arg == "--tf32")
+      loop.tf32 = true;
     else if (arg.rfind("-", 0) == 0)
       return fail("unknown option '" + arg + "' (see --help)");
     else if (program.empty())
@@ -257,6 +261,11 @@ int main(int argc, char **argv) {
                 "against the ops the CPU runs: it needs --backend=cpu (on a "
                 "GPU, GLIMMER_CUDA_FUSION=check compares the kernels with "
                 "their ops)");
+  try {
+    applyLoopSettings(loop, backend);
+  } catch (const RuntimeError &e) {
+    return fail(e.what());
+  }
   std::unique_ptr<FusedKernelChecker> checker;
   if (checkFused) {
     checker = std::make_unique<FusedKernelChecker>(

@@ -4,7 +4,7 @@
 //       [--dtype=f32|f64|bf16|bf16-autocast] [--steps=N --optimizer=adamw|sgd --lr=...
 //        --weight-decay=... --betas=B1,B2 --eps=... --max-norm=...
 //        --grad-accum=N] [--save=CKPT] [--resume=CKPT]
-//       [--metrics=OUT.jsonl] [--forward-only]
+//       [--metrics=OUT.jsonl] [--forward-only] [--tf32]
 //
 // --data=synthetic:batch=2,seq=16,images=1,... draws a seeded synthetic
 // batch (--seed) in the reference model's input names instead.
@@ -82,6 +82,11 @@ static cl::opt<int64_t> rematMinElements(
 static cl::opt<bool> forwardOnly(
     "forward-only", cl::init(false),
     cl::desc("Run the forward pass once and report the loss"),
+    cl::cat(trainCategory));
+static cl::opt<bool> tf32(
+    "tf32", cl::init(false),
+    cl::desc("f32 GEMMs (linear, matmul, conv2d) may use TF32 tensor cores, "
+             "as PyTorch's allow_tf32 (--backend=cuda; off: full f32)"),
     cl::cat(trainCategory));
 static cl::opt<int> steps("steps", cl::init(10),
                           cl::desc("Optimizer steps (the batch repeats)"),
@@ -188,6 +193,14 @@ int main(int argc, char **argv) {
     return fail("bf16 programs need --backend=cuda: the CPU kernels run f32 "
                 "and f64 (--steps=0 --emit-cpp=FILE compiles without "
                 "running)");
+  // Also before compiling: the settings that apply to the backend.
+  glimmer_rt::LoopOptions loop;
+  loop.tf32 = tf32;
+  try {
+    glimmer_rt::applyLoopSettings(loop, executionBackend);
+  } catch (const glimmer_rt::RuntimeError &e) {
+    return fail(e.what());
+  }
   double beta1 = 0, beta2 = 0;
   {
     char *end = nullptr;
@@ -268,7 +281,6 @@ int main(int argc, char **argv) {
     if (!probe)
       return fail("cannot open --metrics file '" + metricsPath + "'");
   }
-  glimmer_rt::LoopOptions loop;
   loop.weightsPath = model->weightsPath;
   loop.steps = steps;
   loop.forwardOnly = forwardOnly;

@@ -42,6 +42,15 @@ struct Device {
 /// Parses "cpu", "cuda" (device 0) or "cuda:N"; false on anything else.
 bool parseDevice(const std::string &text, Device &device);
 
+/// Whether f32 GEMMs on CUDA devices (`linear`, `matmul`, `conv2d`) may
+/// round their inputs to TF32 (10 mantissa bits) on the tensor cores,
+/// accumulating in f32, as PyTorch's torch.backends.cuda.matmul.allow_tf32.
+/// Off by default, so that f32 GEMMs agree with the CPU's; process-wide,
+/// read when each GEMM is queued. CPU kernels, f32 attention (3xTF32, as
+/// accurate as f32) and bf16/f64 GEMMs do not change.
+void setAllowTf32(bool allow);
+bool allowTf32();
+
 /// The calling thread's current device (CPU unless a DeviceScope is active).
 Device currentDevice();
 

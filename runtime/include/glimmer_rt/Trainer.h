@@ -310,7 +310,13 @@ struct LoopOptions {
   /// Prefix of progress lines ("[glimmer-train] ...").
   std::string tool = "glimmer-train";
   bool quiet = false;
+  /// f32 GEMMs on GPUs may use TF32 (setAllowTf32); CUDA only.
+  bool tf32 = false;
 };
+
+/// Applies the process-wide settings of `options` (--tf32) for `backend`;
+/// throws RuntimeError when one does not apply to it. Call before runLoop.
+void applyLoopSettings(const LoopOptions &options, Backend backend);
 
 /// Runs the loop: one "step N | loss L | grad_norm G | T tok/s" line per
 /// step on `out` (from the process that runs rank 0), progress on `err`.
