@@ -30,6 +30,14 @@ Type glimmer::swapHeadsAndSequence(Type type) {
   return tensor.clone({s[0], s[2], s[1], s[3]});
 }
 
+bool glimmer::widensExactly(Type from, Type to) {
+  auto narrow = dyn_cast<FloatType>(from);
+  auto wide = dyn_cast<FloatType>(to);
+  return narrow && wide &&
+         APFloat::isRepresentableBy(narrow.getFloatSemantics(),
+                                    wide.getFloatSemantics());
+}
+
 // Attention's type lists name value's type only where it differs from
 // key's, and (attention_grad) output's only where it differs from query's:
 // the head-major forms keep their short spelling.
@@ -263,11 +271,9 @@ OpFoldResult ConvertOp::fold(FoldAdaptor) {
   // backward of mixed precision's converts meets such pairs.
   if (auto inner = getInput().getDefiningOp<ConvertOp>()) {
     Value source = inner.getInput();
-    auto from = dyn_cast<FloatType>(tensorType(source).getElementType());
-    auto mid = dyn_cast<FloatType>(tensorType(inner).getElementType());
-    if (source.getType() == getOutput().getType() && from && mid &&
-        APFloat::isRepresentableBy(from.getFloatSemantics(),
-                                   mid.getFloatSemantics()))
+    if (source.getType() == getOutput().getType() &&
+        widensExactly(tensorType(source).getElementType(),
+                      tensorType(inner).getElementType()))
       return source;
   }
   return {};

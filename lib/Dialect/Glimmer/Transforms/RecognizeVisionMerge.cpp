@@ -86,12 +86,8 @@ struct SelectToVisionGather : OpRewritePattern<SelectOp> {
     if (!rows || rowsType.getShape() != outType.getShape() ||
         (!widen && rowsType != outType))
       return rewriter.notifyMatchFailure(select, "true side is not a gather");
-    if (widen && (!isa<FloatType>(rowsType.getElementType()) ||
-                  !APFloat::isRepresentableBy(
-                      cast<FloatType>(rowsType.getElementType())
-                          .getFloatSemantics(),
-                      cast<FloatType>(outType.getElementType())
-                          .getFloatSemantics())))
+    if (widen && !widensExactly(rowsType.getElementType(),
+                                outType.getElementType()))
       return rewriter.notifyMatchFailure(select,
                                          "true side is not a widened gather");
     auto clamp = rows.getIds().getDefiningOp<MaxOp>();

@@ -20,6 +20,10 @@ mlir::Type getI1SameShape(mlir::Type type);
 /// A rank-4 attention tensor's type with dimensions 1 and 2 exchanged:
 /// [B, H, T, D] <-> [B, T, H, D]. Other types come back unchanged.
 mlir::Type swapHeadsAndSequence(mlir::Type type);
+/// Whether every value of element type `from` is exactly a value of `to`
+/// (both floating-point; bf16 -> f32, say): a convert between them that
+/// widens loses nothing.
+bool widensExactly(mlir::Type from, mlir::Type to);
 } // namespace glimmer
 
 #include "glimmer/Dialect/Glimmer/IR/GlimmerInterfaces.h.inc"
