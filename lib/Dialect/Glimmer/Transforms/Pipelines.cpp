@@ -44,6 +44,9 @@ void glimmer::buildSpmdPipeline(OpPassManager &pm, llvm::StringRef layout,
 
 void glimmer::buildPostAutodiffPipeline(OpPassManager &pm) {
   pm.addPass(createGlimmerReducePartials());
+  // After autodiff, so that the gathers' VJPs (the gradients'
+  // reduce_scatters) stay in the parameters' type.
+  pm.addPass(createGlimmerNarrowGathers());
   pm.addPass(createCanonicalizerPass());
 }
 

@@ -8,7 +8,8 @@
 // layout's transposes in a decoder layer are such values (a product of two
 // activations is not: recomputing it would read twice what it frees). The
 // recomputation is the same op on the same operands, so every result keeps
-// its bits.
+// its bits. An FSDP parameter's all-gather is recomputed the same way (not
+// cheap, but what FSDP trades for its memory).
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +43,26 @@ bool isCheap(Operation *op) {
 /// the master weights and optimizer state (autocast keeps it too).
 bool isParameterCast(Operation *op) {
   return isa<ConvertOp>(op) && isa<BlockArgument>(op->getOperand(0));
+}
+
+/// An FSDP parameter gathered whole (from its piece, or from the piece's
+/// low-precision copy) is gathered again for the backward instead of kept:
+/// between the two passes each rank holds only its pieces, as FSDP's
+/// reshard-after-forward does, for one more all-gather per parameter. The
+/// piece's copy is kept for it (as a parameter's copy is kept unsharded):
+/// a 1/n-th of what the gather frees.
+bool isParameterGather(Operation *op) {
+  auto gather = dyn_cast<AllGatherOp>(op);
+  if (!gather)
+    return false;
+  Value piece = gather.getInput();
+  Operation *def = piece.getDefiningOp();
+  return isa<BlockArgument>(piece) || (def && isParameterCast(def));
+}
+
+/// Whether `v` is the piece's copy that the re-gather `op` reads as it is.
+bool keptPiece(Operation *op, Value v) {
+  return isParameterGather(op) && v == op->getOperand(0);
 }
 
 /// One decision: `op` is computed again right before `at`, for its uses
@@ -86,7 +107,7 @@ struct RematerializePass
     // recomputation anyway (used there or later), so no lifetime grows.
     SmallVector<Remat> remats;
     for (Operation &op : block) {
-      if (!isCheap(&op) || isParameterCast(&op))
+      if ((!isCheap(&op) || isParameterCast(&op)) && !isParameterGather(&op))
         continue;
       Value v = op.getResult(0);
       if (cast<RankedTensorType>(v.getType()).getNumElements() < minElements)
@@ -113,7 +134,7 @@ struct RematerializePass
       // itself cheap to compute again from such values (a chain).
       llvm::SetVector<Value> leaves;
       std::function<bool(Value, int)> available = [&](Value v, int depth) {
-        if (lastUse(v) >= late) {
+        if (lastUse(v) >= late || keptPiece(&op, v)) {
           leaves.insert(v);
           return true;
         }
@@ -154,7 +175,8 @@ struct RematerializePass
         Operation *def = v.getDefiningOp();
         // A value that is live there (or whose definition is no cheap op:
         // never copied) is read as it is.
-        if (lastUse(v) >= r.late || !def || !isCheap(def))
+        if (lastUse(v) >= r.late || !def || !isCheap(def) ||
+            keptPiece(r.op, v))
           return v;
         IRMapping map;
         for (Value operand : def->getOperands())

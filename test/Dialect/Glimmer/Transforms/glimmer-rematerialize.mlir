@@ -112,3 +112,45 @@ func.func @near_uses_kept(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %d = glimmer.add %n, %a : tensor<4x8xf32>
   return %d : tensor<4x8xf32>
 }
+
+// -----
+
+// FSDP parameters, gathered whole in the forward and read again in the
+// backward: each is gathered again right before the backward's use, so
+// that between the passes only the pieces are held. An f32 piece (a
+// function argument) is read as it is; a bf16 piece's copy (the parameter
+// cast, a convert of the argument) is kept for the re-gather, not
+// converted again. The gathers are bitwise the same op on the same piece.
+// CHECK-LABEL: func.func @fsdp_params_gathered_again
+// CHECK: %[[W:.*]] = glimmer.all_gather %arg1
+// CHECK: %[[PB:.*]] = glimmer.convert %arg2
+// CHECK: %[[V:.*]] = glimmer.all_gather %[[PB]]
+// CHECK: glimmer.linear %arg0, %[[W]]
+// CHECK: glimmer.linear %{{.*}}, %[[V]]
+// CHECK: %[[W2:.*]] = glimmer.all_gather %arg1
+// CHECK-NEXT: glimmer.matmul %{{.*}}, %[[W2]]
+// CHECK-NOT: glimmer.convert
+// CHECK: %[[V2:.*]] = glimmer.all_gather %[[PB]]
+// CHECK-NEXT: glimmer.matmul %{{.*}}, %[[V2]]
+// CHECK: return
+module {
+  glimmer.mesh @mesh = <["dp_replicate"=1, "dp_shard"=2, "cp"=1, "tp"=1, "pp"=1]>
+  func.func @fsdp_params_gathered_again(%x: tensor<4x8xf32>, %pw: tensor<4x8xf32>, %pv: tensor<4x8xf32>)
+      -> (tensor<4x8xf32>, tensor<4x8xbf16>) {
+    %w = glimmer.all_gather %pw on @mesh ["dp_shard"] dim = 0 : tensor<4x8xf32> -> tensor<8x8xf32>
+    %pb = glimmer.convert %pv : tensor<4x8xf32> to tensor<4x8xbf16>
+    %v = glimmer.all_gather %pb on @mesh ["dp_shard"] dim = 0 : tensor<4x8xbf16> -> tensor<8x8xbf16>
+    %y = glimmer.linear %x, %w : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+    %yb = glimmer.convert %y : tensor<4x8xf32> to tensor<4x8xbf16>
+    %z = glimmer.linear %yb, %v : tensor<4x8xbf16>, tensor<8x8xbf16> -> tensor<4x8xbf16>
+    %a = glimmer.exp %y : tensor<4x8xf32>
+    %b = glimmer.exp %a : tensor<4x8xf32>
+    %c = glimmer.exp %b : tensor<4x8xf32>
+    %dx = glimmer.matmul %c, %w : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+    %zb = glimmer.exp %z : tensor<4x8xbf16>
+    %zc = glimmer.exp %zb : tensor<4x8xbf16>
+    %zd = glimmer.exp %zc : tensor<4x8xbf16>
+    %dz = glimmer.matmul %zd, %v : tensor<4x8xbf16>, tensor<8x8xbf16> -> tensor<4x8xbf16>
+    return %dx, %dz : tensor<4x8xf32>, tensor<4x8xbf16>
+  }
+}

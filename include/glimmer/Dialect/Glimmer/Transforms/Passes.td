@@ -650,6 +650,41 @@ def GlimmerReducePartials : Pass<"glimmer-reduce-partials", "::mlir::ModuleOp"> 
   let dependentDialects = ["::glimmer::GlimmerDialect"];
 }
 
+def GlimmerNarrowGathers : Pass<"glimmer-narrow-gathers", "::mlir::ModuleOp"> {
+  let summary = "Rounds before gathering what is only read rounded";
+  let description = [{
+    Runs after autodiff (in the post-autodiff pipeline), on every function
+    of the module.
+    Under mixed precision an FSDP parameter is stored as an f32 piece per
+    rank; the partitioned program gathers it whole and then converts it to
+    bf16 for the ops that read it. When every user of a `glimmer.all_gather`
+    is a `glimmer.convert` to one narrower float type, each rank converts
+    its piece instead and the gather moves the narrow values: rounding
+    commutes with concatenation, so the same bits arrive, with half the
+    bytes on the wire and no f32 copy of the whole parameter. Running after
+    autodiff keeps the gathers' VJPs (the gradients' `reduce_scatter`s)
+    in the parameters' type, f32, as PyTorch FSDP's mixed precision with an
+    f32 `reduce_dtype` does. A gather whose value is also read as it is, or
+    converted to several types, is left alone.
+
+    Before:
+    ```mlir
+    %w = glimmer.all_gather %piece on @mesh ["dp_shard"] dim = 0
+        : tensor<32x64xf32> -> tensor<64x64xf32>
+    %wb = glimmer.convert %w : tensor<64x64xf32> to tensor<64x64xbf16>
+    %y = glimmer.linear %x, %wb : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xbf16>
+    ```
+    After:
+    ```mlir
+    %pb = glimmer.convert %piece : tensor<32x64xf32> to tensor<32x64xbf16>
+    %wb = glimmer.all_gather %pb on @mesh ["dp_shard"] dim = 0
+        : tensor<32x64xbf16> -> tensor<64x64xbf16>
+    %y = glimmer.linear %x, %wb : tensor<8x64xbf16>, tensor<64x64xbf16> -> tensor<8x64xbf16>
+    ```
+  }];
+  let dependentDialects = ["::glimmer::GlimmerDialect"];
+}
+
 def GlimmerNarrowGradients
     : Pass<"glimmer-narrow-gradients", "::mlir::ModuleOp"> {
   let summary = "Passes bf16 gradients to the optimizer without an f32 copy";
@@ -720,8 +755,12 @@ def GlimmerRematerialize : Pass<"glimmer-rematerialize", "::mlir::ModuleOp"> {
     whose recomputation reads twice what it frees; it counts elements, not
     bytes, so that a mixed-precision norm (f32 input, bf16 result) is
     recomputed too: one pass over memory for half of it. A parameter's bf16 copy
-    stays (the GEMMs of both passes read it). The copy is the same op on
-    the same operands: results are bitwise unchanged.
+    stays (the GEMMs of both passes read it). An FSDP parameter's
+    `glimmer.all_gather` (of its piece, or of the piece's bf16 copy, which
+    then stays) is recomputed the same way although it is not cheap: the
+    backward gathers it again instead of holding the whole parameter
+    between the passes, as FSDP's reshard-after-forward does. The copy is
+    the same op on the same operands: results are bitwise unchanged.
 
     Before (`min-gap=2`):
     ```mlir
