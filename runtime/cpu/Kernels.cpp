@@ -1240,24 +1240,6 @@ Tensor matmul(const Tensor &a, const Tensor &b, bool transposeA,
 }
 
 namespace {
-/// Shared checks of the norms: x [..., D] float, params [D] of x's type.
-int64_t
-checkNorm(const char *op, const Tensor &x,
-          std::initializer_list<std::pair<const Tensor *, const char *>> params,
-          double eps) {
-  requireFloat(op, x, "input");
-  check(x.rank() >= 1, op, "expects an input of rank >= 1");
-  int64_t D = x.dim(-1);
-  for (auto [p, name] : params) {
-    requireDefined(op, *p, name);
-    check(p->dtype() == x.dtype() && p->shape() == Shape{D}, op,
-          std::string("expects ") + name + " of type " +
-              Tensor(x.dtype(), {D}).describe() + ", got " + p->describe());
-  }
-  check(eps > 0, op, "expects eps > 0, got " + std::to_string(eps));
-  return D;
-}
-
 /// The CPU kernels write the input's type only.
 void requireCpuNormType(const char *op, const Tensor &x, DType t,
                         const char *what) {
@@ -1286,6 +1268,23 @@ void requireNormGrad(const char *op, const Tensor &grad, const Tensor &x) {
   std::string error = messages::badNormType(x, grad.dtype(), "grad");
   check(error.empty(), op, error);
 }
+
+int64_t checkNorm(
+    const char *op, const Tensor &x,
+    std::initializer_list<std::pair<const Tensor *, const char *>> params,
+    double eps) {
+  check(x.rank() >= 1, op, "expects an input of rank >= 1");
+  int64_t D = x.dim(-1);
+  for (auto [p, name] : params) {
+    requireDefined(op, *p, name);
+    check(p->dtype() == x.dtype() && p->shape() == Shape{D}, op,
+          std::string("expects ") + name + " of type " +
+              dtypeLabel(x.dtype()) + shapeString({D}) + ", got " +
+              p->describe());
+  }
+  check(eps > 0, op, "expects eps > 0, got " + std::to_string(eps));
+  return D;
+}
 } // namespace detail
 
 Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps,
@@ -1294,7 +1293,8 @@ Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps,
   DType type = detail::normResultType(op, x, out);
   if (onCuda(x, w))
     GLIMMER_CUDA_CALL(rmsNorm, x, w, eps, type);
-  int64_t D = checkNorm(op, x, {{&w, "weight"}}, eps);
+  requireFloat(op, x, "input");
+  int64_t D = detail::checkNorm(op, x, {{&w, "weight"}}, eps);
   requireCpuNormType(op, x, type, "a result");
   return dispatchFloat(op, x, "input", [&](auto tag) {
     using T = decltype(tag);
@@ -1320,7 +1320,8 @@ std::tuple<Tensor, Tensor> rmsNormGrad(const Tensor &grad, const Tensor &x,
   if (onCuda(grad, x, w))
     GLIMMER_CUDA_CALL(rmsNormGrad, grad, x, w, eps);
   const char *op = "rms_norm_grad";
-  int64_t D = checkNorm(op, x, {{&w, "weight"}}, eps);
+  requireFloat(op, x, "input");
+  int64_t D = detail::checkNorm(op, x, {{&w, "weight"}}, eps);
   detail::requireNormGrad(op, grad, x);
   requireCpuNormType(op, x, grad.dtype(), "a grad");
   return dispatchFloat(op, x, "input", [&](auto tag) {
@@ -1355,7 +1356,8 @@ Tensor layerNorm(const Tensor &x, const Tensor &w, const Tensor &b,
   DType type = detail::normResultType(op, x, out);
   if (onCuda(x, w, b))
     GLIMMER_CUDA_CALL(layerNorm, x, w, b, eps, type);
-  int64_t D = checkNorm(op, x, {{&w, "weight"}, {&b, "bias"}}, eps);
+  requireFloat(op, x, "input");
+  int64_t D = detail::checkNorm(op, x, {{&w, "weight"}, {&b, "bias"}}, eps);
   requireCpuNormType(op, x, type, "a result");
   return dispatchFloat(op, x, "input", [&](auto tag) {
     using T = decltype(tag);
@@ -1387,7 +1389,8 @@ std::tuple<Tensor, Tensor, Tensor> layerNormGrad(const Tensor &grad,
   if (onCuda(grad, x, w))
     GLIMMER_CUDA_CALL(layerNormGrad, grad, x, w, eps);
   const char *op = "layer_norm_grad";
-  int64_t D = checkNorm(op, x, {{&w, "weight"}}, eps);
+  requireFloat(op, x, "input");
+  int64_t D = detail::checkNorm(op, x, {{&w, "weight"}}, eps);
   detail::requireNormGrad(op, grad, x);
   requireCpuNormType(op, x, grad.dtype(), "a grad");
   return dispatchFloat(op, x, "input", [&](auto tag) {

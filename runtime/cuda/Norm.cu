@@ -24,29 +24,6 @@ namespace glimmer_rt {
 namespace cuda {
 namespace {
 
-/// "f32[16]", as Tensor::describe() prints a host tensor.
-std::string typeString(DType dtype, const Shape &shape) {
-  return dtypeLabel(dtype) + shapeString(shape);
-}
-
-/// Shared checks of the norms: x [..., D] float, params [D] of x's type.
-int64_t
-checkNorm(const char *op, const Tensor &x,
-          std::initializer_list<std::pair<const Tensor *, const char *>> params,
-          double eps) {
-  requireFloat(op, x, "input");
-  check(x.rank() >= 1, op, "expects an input of rank >= 1");
-  int64_t D = x.dim(-1);
-  for (auto [p, name] : params) {
-    requireDefined(op, *p, name);
-    check(p->dtype() == x.dtype() && p->shape() == Shape{D}, op,
-          std::string("expects ") + name + " of type " +
-              typeString(x.dtype(), {D}) + ", got " + p->describe());
-  }
-  check(eps > 0, op, "expects eps > 0, got " + std::to_string(eps));
-  return D;
-}
-
 /// The dtype of accumulation-type scratch tensors.
 template <typename T>
 DType accDType() {
@@ -401,7 +378,8 @@ __global__ void ropeKernel(T *__restrict__ y, const T *__restrict__ x,
 
 Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps, DType out) {
   const char *op = "rms_norm";
-  int64_t D = checkNorm(op, x, {{&w, "weight"}}, eps);
+  requireFloat(op, x, "input");
+  int64_t D = detail::checkNorm(op, x, {{&w, "weight"}}, eps);
   Ctx c(op, {&x, &w});
   Tensor y = c.empty(out, x.shape());
   int64_t rows = D ? x.numel() / D : 0;
@@ -423,7 +401,8 @@ Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps, DType out) {
 std::tuple<Tensor, Tensor> rmsNormGrad(const Tensor &grad, const Tensor &x,
                                        const Tensor &w, double eps) {
   const char *op = "rms_norm_grad";
-  int64_t D = checkNorm(op, x, {{&w, "weight"}}, eps);
+  requireFloat(op, x, "input");
+  int64_t D = detail::checkNorm(op, x, {{&w, "weight"}}, eps);
   detail::requireNormGrad(op, grad, x);
   Ctx c(op, {&grad, &x, &w});
   Tensor dx = c.empty(x.dtype(), x.shape());
@@ -454,7 +433,8 @@ std::tuple<Tensor, Tensor> rmsNormGrad(const Tensor &grad, const Tensor &x,
 Tensor layerNorm(const Tensor &x, const Tensor &w, const Tensor &b, double eps,
                  DType out) {
   const char *op = "layer_norm";
-  int64_t D = checkNorm(op, x, {{&w, "weight"}, {&b, "bias"}}, eps);
+  requireFloat(op, x, "input");
+  int64_t D = detail::checkNorm(op, x, {{&w, "weight"}, {&b, "bias"}}, eps);
   Ctx c(op, {&x, &w, &b});
   Tensor y = c.empty(out, x.shape());
   int64_t rows = D ? x.numel() / D : 0;
@@ -477,7 +457,8 @@ std::tuple<Tensor, Tensor, Tensor> layerNormGrad(const Tensor &grad,
                                                  const Tensor &x,
                                                  const Tensor &w, double eps) {
   const char *op = "layer_norm_grad";
-  int64_t D = checkNorm(op, x, {{&w, "weight"}}, eps);
+  requireFloat(op, x, "input");
+  int64_t D = detail::checkNorm(op, x, {{&w, "weight"}}, eps);
   detail::requireNormGrad(op, grad, x);
   Ctx c(op, {&grad, &x, &w});
   Tensor dx = c.empty(x.dtype(), x.shape());

@@ -17,6 +17,7 @@
 #include "glimmer/Spmd/Enums.h"
 #include "glimmer_rt/Tensor.h"
 
+#include <initializer_list>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -205,6 +206,13 @@ std::tuple<Tensor, Tensor, Tensor> attentionGradTransposed(
 DType normResultType(const char *op, const Tensor &x, std::optional<DType> out);
 /// A norm gradient's `grad`: x's shape, x's type or bf16 for an f32 x.
 void requireNormGrad(const char *op, const Tensor &grad, const Tensor &x);
+/// The norms' operand checks, shared by both backends: x [..., D], each
+/// named parameter [D] of x's type, eps > 0 (x's element type, which the
+/// backends accept differently, each checks first). Returns D.
+int64_t checkNorm(
+    const char *op, const Tensor &x,
+    std::initializer_list<std::pair<const Tensor *, const char *>> params,
+    double eps);
 } // namespace detail
 /// logits [..., V], labels [...] -> (sum of -log softmax at the label over
 /// positions with label != ignoreIndex, as a 0-d tensor of sumDType; count
