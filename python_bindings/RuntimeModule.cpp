@@ -371,6 +371,9 @@ it, t.numpy() copies it.)doc")
         py::arg("transpose_a") = false, py::arg("transpose_b") = false);
   m.def("rms_norm", &glimmer_rt::rmsNorm, nogil, py::arg("x"), py::arg("w"),
         py::arg("eps"), py::arg("dtype") = std::nullopt);
+  m.def("add_rms_norm", &glimmer_rt::addRmsNorm, nogil, py::arg("lhs"),
+        py::arg("rhs"), py::arg("w"), py::arg("eps"),
+        py::arg("dtype") = std::nullopt);
   m.def("rms_norm_grad", &glimmer_rt::rmsNormGrad, nogil, py::arg("grad"),
         py::arg("x"), py::arg("w"), py::arg("eps"));
   m.def("layer_norm", &glimmer_rt::layerNorm, nogil, py::arg("x"), py::arg("w"),

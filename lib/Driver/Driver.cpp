@@ -201,6 +201,9 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
     remat.minElements = options.rematMinElements;
     pm.addPass(createGlimmerRematerialize(remat));
   }
+  // Residual adds join the RMS norms that read them (before fusion takes
+  // the adds into elementwise kernels).
+  pm.addPass(createGlimmerFuseResidualNorms());
   // Then elementwise chains become fusions (one kernel each on a GPU).
   pm.addPass(createGlimmerFuseElementwise());
   // Per-parameter updates and casts share launches.

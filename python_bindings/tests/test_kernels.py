@@ -675,6 +675,39 @@ def test_rms_norm_and_grad(dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("D", [16, 1536])  # the GPU's warp rows, block rows
+def test_add_rms_norm(dtype, D):
+    # The residual add and the norm of its sum in one call: the bits of
+    # add and rms_norm run apart (what glimmer-fuse-residual-norms keeps),
+    # and PyTorch's values.
+    eps = 1e-6
+    a, b = randn((2, 5, D), dtype, 40, 3.0), randn((2, 5, D), dtype, 41)
+    w = randn(D, dtype, 42)
+    s, y = rt.add_rms_norm(a, b, w, eps)
+    apart = npy(rt.add(a, b))
+    equal(s, apart)
+    equal(y, npy(rt.rms_norm(apart, w, eps)))
+    close(y, F.rms_norm(tt(a) + tt(b), (D,), tt(w), eps))
+
+
+def test_add_rms_norm_errors():
+    on = " on cuda:0" if DEVICE == "cuda" else ""
+    x, w = np.zeros((2, 16), np.float32), np.ones(16, np.float32)
+    with pytest.raises(ValueError, match=r"add_rms_norm: expects lhs of rhs's shape "
+                       rf"\(f32\[2, 16\]{on}\), got f32\[1, 16\]{on}"):
+        rt.add_rms_norm(np.zeros((1, 16), np.float32), x, w, 1e-5)
+    with pytest.raises(ValueError, match=r"add_rms_norm: expects lhs of rhs's type f32 "
+                       rf"\(or bf16 for an f32 rhs\), got f64\[2, 16\]{on}"):
+        rt.add_rms_norm(np.zeros((2, 16)), x, w, 1e-5)
+    with pytest.raises(ValueError, match="add_rms_norm: expects weight of type f32\\[16\\]"):
+        rt.add_rms_norm(x, x, np.ones(8, np.float32), 1e-5)
+    if DEVICE == "cpu":
+        with pytest.raises(ValueError, match="add_rms_norm: adds a bf16 lhs to an f32 rhs "
+                           "on GPUs only"):
+            rt.add_rms_norm(rt.convert(x, rt.DType.BF16), x, w, 1e-5)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
 def test_layer_norm_and_grad(dtype):
     eps = 1e-5
     x = randn((2, 5, 16), dtype, 27, 3.0) + dtype(4.0)  # non-zero mean

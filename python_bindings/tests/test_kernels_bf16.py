@@ -583,6 +583,36 @@ def test_norms_of_f32_inputs_with_low_results(D):
     close(db, gb, scale=10.0, **f32)
 
 
+@pytest.mark.parametrize("D", [256, 1536])
+def test_add_rms_norm_as_add_then_norm(D):
+    """The fused residual add and norm against the two kernels it replaces
+    (bit for bit: glimmer-fuse-residual-norms keeps every result's bits) and
+    PyTorch: autocast's f32 stream plus a LOW branch (the norm written LOW
+    or f32), and LOW throughout."""
+    eps = 1e-5
+    h = randb((2, 5, D), 101)
+    x = (rng(102).standard_normal((2, 5, D)) * 3.0).astype(np.float32)
+    w = rng(103).standard_normal(D).astype(np.float32)
+    x32, w32 = (rt.Tensor(np.ascontiguousarray(a)).to(DEVICE) for a in (x, w))
+    ref = F.rms_norm(tt(h) + tt(x), (D,), tt(w), eps)
+    for out in (LOW, F32):
+        s, y = rt.add_rms_norm(dev(h), x32, w32, eps, out)
+        apart = rt.add(rt.convert(dev(h), F32), x32)
+        np.testing.assert_array_equal(npy(s), npy(apart))
+        np.testing.assert_array_equal(npy(y), npy(rt.rms_norm(apart, w32, eps, out)))
+        if out == LOW:
+            close(y, low(ref), rtol=2.0 ** -8, atol=1e-6)
+        else:
+            close(y, ref, dtype=F32, rtol=1e-5, atol=1e-5)
+    hb, xb, wb = dev(h), dev(randb((2, 5, D), 104)), dev(randb(D, 105))
+    s, y = rt.add_rms_norm(hb, xb, wb, eps)
+    apart = rt.add(hb, xb)
+    np.testing.assert_array_equal(npy(s), npy(apart))
+    np.testing.assert_array_equal(npy(y), npy(rt.rms_norm(apart, wb, eps)))
+    ts = low(tt(h) + tt(npy(xb)))
+    close(y, low(F.rms_norm(ts, (D,), tt(npy(wb)), eps)))
+
+
 def rope_ref(x, pos, theta, style, inverse=False):
     """Pairs (2i, 2i+1) or (i, i + D/2), angle pos * theta^(-2i/D); the
     angles in float64 (as the kernels), the rotation in float32."""

@@ -1269,6 +1269,19 @@ void requireNormGrad(const char *op, const Tensor &grad, const Tensor &x) {
   check(error.empty(), op, error);
 }
 
+void requireResidualAddend(const char *op, const Tensor &lhs,
+                           const Tensor &rhs) {
+  requireDefined(op, lhs, "lhs");
+  check(lhs.shape() == rhs.shape(), op,
+        "expects lhs of rhs's shape (" + rhs.describe() + "), got " +
+            lhs.describe());
+  check(lhs.dtype() == rhs.dtype() ||
+            (lhs.dtype() == DType::BF16 && rhs.dtype() == DType::F32),
+        op,
+        "expects lhs of rhs's type " + dtypeLabel(rhs.dtype()) +
+            " (or bf16 for an f32 rhs), got " + lhs.describe());
+}
+
 int64_t checkNorm(
     const char *op, const Tensor &x,
     std::initializer_list<std::pair<const Tensor *, const char *>> params,
@@ -1313,6 +1326,25 @@ Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps,
     }
     return y;
   });
+}
+
+std::tuple<Tensor, Tensor> addRmsNorm(const Tensor &lhs, const Tensor &rhs,
+                                      const Tensor &w, double eps,
+                                      std::optional<DType> out) {
+  const char *op = "add_rms_norm";
+  DType type = detail::normResultType(op, rhs, out);
+  if (onCuda(lhs, rhs, w))
+    GLIMMER_CUDA_CALL(addRmsNorm, lhs, rhs, w, eps, type);
+  requireFloat(op, rhs, "rhs");
+  detail::requireResidualAddend(op, lhs, rhs);
+  detail::checkNorm(op, rhs, {{&w, "weight"}}, eps);
+  requireCpuNormType(op, rhs, type, "a result");
+  check(lhs.dtype() == rhs.dtype(), op,
+        "adds a " + dtypeLabel(lhs.dtype()) + " lhs to an " +
+            dtypeLabel(rhs.dtype()) + " rhs on GPUs only");
+  // The CPU kernels compute one op at a time: the same values.
+  Tensor sum = add(lhs, rhs);
+  return {sum, rmsNorm(sum, w, eps, type)};
 }
 
 std::tuple<Tensor, Tensor> rmsNormGrad(const Tensor &grad, const Tensor &x,

@@ -164,6 +164,8 @@ Tensor linear(const Tensor &x, const Tensor &w, const Tensor &bias);
 Tensor matmul(const Tensor &a, const Tensor &b, bool transposeA,
               bool transposeB);
 Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps, DType out);
+std::tuple<Tensor, Tensor> addRmsNorm(const Tensor &lhs, const Tensor &rhs,
+                                      const Tensor &w, double eps, DType out);
 std::tuple<Tensor, Tensor> rmsNormGrad(const Tensor &grad, const Tensor &x,
                                        const Tensor &w, double eps);
 Tensor layerNorm(const Tensor &x, const Tensor &w, const Tensor &b, double eps,

@@ -130,6 +130,41 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+__device__ __forceinline__ float addRn(float a, float b) {
+  return __fadd_rn(a, b);
+}
+__device__ __forceinline__ double addRn(double a, double b) {
+  return __dadd_rn(a, b);
+}
+
+/// rmsNormKernel of sum = lhs + rhs (lhs of rhs's type T, or bf16 for an
+/// f32 T), which it also writes: the sum is rounded to T as the add's
+/// kernel rounds it and read back from the thread's own store (in cache),
+/// so both results are the bits of the add and the norm run apart.
+template <typename L, typename T, typename O, bool Block>
+__global__ void __launch_bounds__(kThreads)
+    addRmsNormKernel(T *__restrict__ sum, O *__restrict__ y,
+                     const L *__restrict__ lhs, const T *__restrict__ rhs,
+                     const T *__restrict__ w, int64_t rows, int64_t D,
+                     double eps) {
+  using A = acc_t<T>;
+  __shared__ A scratch[kRowWarps];
+  RowLoop<Block> loop;
+  for (int64_t r = loop.first(); r < rows; r += loop.step()) {
+    T *row = sum + r * D;
+    A ss = 0;
+    for (int64_t d = loop.lane(); d < D; d += loop.kWidth) {
+      st(row + d, addRn(A(ld(lhs + r * D + d)), ld(rhs + r * D + d)));
+      A v = ld(row + d);
+      ss += v * v;
+    }
+    ss = rowSum<Block>(ss, scratch);
+    A rstd = A(1) / sqrtOf(ss / A(D) + A(eps));
+    for (int64_t d = loop.lane(); d < D; d += loop.kWidth)
+      st(y + r * D + d, ld(row + d) * rstd * ld(w + d));
+  }
+}
+
 /// dx of RMSNorm and each row's rstd (for the dw reduction). g is of the
 /// forward result's type G.
 template <typename T, typename G, bool Block>
@@ -396,6 +431,40 @@ Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps, DType out) {
     GLIMMER_CUDA_LAUNCHED(op);
   });
   return y;
+}
+
+std::tuple<Tensor, Tensor> addRmsNorm(const Tensor &lhs, const Tensor &rhs,
+                                      const Tensor &w, double eps, DType out) {
+  const char *op = "add_rms_norm";
+  requireFloat(op, rhs, "rhs");
+  detail::requireResidualAddend(op, lhs, rhs);
+  int64_t D = detail::checkNorm(op, rhs, {{&w, "weight"}}, eps);
+  Ctx c(op, {&lhs, &rhs, &w});
+  Tensor sum = c.empty(rhs.dtype(), rhs.shape());
+  Tensor y = c.empty(out, rhs.shape());
+  int64_t rows = D ? rhs.numel() / D : 0;
+  if (rows == 0)
+    return {sum, y};
+  dispatchNormTypes(op, rhs.dtype(), out, [&](auto tag, auto outTag) {
+    using T = decltype(tag);
+    using O = decltype(outTag);
+    bool block = useBlockRows(D);
+    auto launch = [&](auto lhsTag) {
+      using L = decltype(lhsTag);
+      auto kernel = block ? addRmsNormKernel<L, T, O, true>
+                          : addRmsNormKernel<L, T, O, false>;
+      kernel<<<rowBlocks(rows, block), kThreads, 0, c.stream>>>(
+          sum.data<T>(), y.data<O>(), lhs.data<L>(), rhs.data<T>(),
+          w.data<T>(), rows, D, eps);
+      GLIMMER_CUDA_LAUNCHED(op);
+    };
+    // A narrower lhs is bf16 into f32 (requireResidualAddend).
+    if constexpr (std::is_same<T, float>::value)
+      if (lhs.dtype() == DType::BF16)
+        return launch(bf16{});
+    launch(T{});
+  });
+  return {sum, y};
 }
 
 std::tuple<Tensor, Tensor> rmsNormGrad(const Tensor &grad, const Tensor &x,

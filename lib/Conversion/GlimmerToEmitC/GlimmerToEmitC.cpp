@@ -524,6 +524,14 @@ LogicalResult FunctionLowering::lower(Operation *op) {
                        .real(n.getEps())
                        .resultTypeIfNot(n.getInput(), n.getOutput()));
       })
+      .Case([&](AddRmsNormOp n) -> LogicalResult {
+        return many(call("addRmsNorm")
+                        .operand(map(n.getLhs()))
+                        .operand(map(n.getRhs()))
+                        .operand(map(n.getWeight()))
+                        .real(n.getEps())
+                        .resultTypeIfNot(n.getSum(), n.getOutput()));
+      })
       .Case([&](RmsNormGradOp n) -> LogicalResult {
         return many(call("rmsNormGrad")
                         .operand(map(n.getGrad()))

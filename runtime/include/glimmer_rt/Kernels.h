@@ -125,6 +125,14 @@ Tensor matmul(const Tensor &a, const Tensor &b, bool transposeA,
 /// dw (and db) are of x's.
 Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps,
                std::optional<DType> out = std::nullopt);
+/// A residual add and the RMS norm of the sum, in one pass where the
+/// backend can: (sum, rmsNorm(sum, w, eps, out)) with sum = a + b, a widened
+/// to b's type first when it is narrower (bf16 into f32). The same values
+/// as add and rmsNorm (the sum rounded to b's type before the norm reads
+/// it); `out` as rmsNorm's, of b's type by default.
+std::tuple<Tensor, Tensor> addRmsNorm(const Tensor &a, const Tensor &b,
+                                      const Tensor &w, double eps,
+                                      std::optional<DType> out = std::nullopt);
 /// (dx, dw)
 std::tuple<Tensor, Tensor> rmsNormGrad(const Tensor &grad, const Tensor &x,
                                        const Tensor &w, double eps);
@@ -206,6 +214,10 @@ std::tuple<Tensor, Tensor, Tensor> attentionGradTransposed(
 DType normResultType(const char *op, const Tensor &x, std::optional<DType> out);
 /// A norm gradient's `grad`: x's shape, x's type or bf16 for an f32 x.
 void requireNormGrad(const char *op, const Tensor &grad, const Tensor &x);
+/// add_rms_norm's addends: lhs of rhs's shape, of rhs's type or bf16 for
+/// an f32 rhs (both backends; rhs's element type each checks first).
+void requireResidualAddend(const char *op, const Tensor &lhs,
+                           const Tensor &rhs);
 /// The norms' operand checks, shared by both backends: x [..., D], each
 /// named parameter [D] of x's type, eps > 0 (x's element type, which the
 /// backends accept differently, each checks first). Returns D.

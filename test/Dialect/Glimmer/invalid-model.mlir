@@ -212,6 +212,41 @@ func.func @rms_norm_zero_eps(%x: tensor<2x16xf32>, %w: tensor<16xf32>) -> tensor
 
 // -----
 
+// add_rms_norm's lhs may be narrower than rhs (bf16 into f32), not wider.
+func.func @add_rms_norm_wider_lhs(%a: tensor<2x16xf32>, %b: tensor<2x16xbf16>, %w: tensor<16xbf16>) -> tensor<2x16xbf16> {
+  // expected-error @+1 {{'glimmer.add_rms_norm' op expects lhs of rhs's shape, of its type or of a narrower float type, got 'tensor<2x16xf32>' and 'tensor<2x16xbf16>'}}
+  %s, %y = glimmer.add_rms_norm %a, %b, %w eps = 1.0e-05 : tensor<2x16xf32>, tensor<2x16xbf16>, tensor<16xbf16> -> tensor<2x16xbf16>
+  return %y : tensor<2x16xbf16>
+}
+
+// -----
+
+// add_rms_norm's addends have one shape (no broadcasting).
+func.func @add_rms_norm_shapes(%a: tensor<1x16xf32>, %b: tensor<2x16xf32>, %w: tensor<16xf32>) -> tensor<2x16xf32> {
+  // expected-error @+1 {{'glimmer.add_rms_norm' op expects lhs of rhs's shape, of its type or of a narrower float type, got 'tensor<1x16xf32>' and 'tensor<2x16xf32>'}}
+  %s, %y = glimmer.add_rms_norm %a, %b, %w eps = 1.0e-05 : tensor<1x16xf32>, tensor<2x16xf32>, tensor<16xf32> -> tensor<2x16xf32>
+  return %y : tensor<2x16xf32>
+}
+
+// -----
+
+// add_rms_norm's weight is [D] of the sum's type, and eps positive.
+func.func @add_rms_norm_weight(%a: tensor<2x16xf32>, %w: tensor<16xbf16>) -> tensor<2x16xf32> {
+  // expected-error @+1 {{'glimmer.add_rms_norm' op expects weight and bias of type 'tensor<16xf32>', got 'tensor<16xbf16>'}}
+  %s, %y = glimmer.add_rms_norm %a, %a, %w eps = 1.0e-05 : tensor<2x16xf32>, tensor<2x16xf32>, tensor<16xbf16> -> tensor<2x16xf32>
+  return %y : tensor<2x16xf32>
+}
+
+// -----
+
+func.func @add_rms_norm_eps(%a: tensor<2x16xf32>, %w: tensor<16xf32>) -> tensor<2x16xf32> {
+  // expected-error @+1 {{'glimmer.add_rms_norm' op expects eps > 0, got 0}}
+  %s, %y = glimmer.add_rms_norm %a, %a, %w eps = 0.0 : tensor<2x16xf32>, tensor<2x16xf32>, tensor<16xf32> -> tensor<2x16xf32>
+  return %y : tensor<2x16xf32>
+}
+
+// -----
+
 // The VJP's weight must also be [D].
 func.func @rms_norm_grad_weight_dtype(%x: tensor<2x16xf32>, %w: tensor<16xbf16>) -> tensor<2x16xf32> {
   // expected-error @+1 {{'glimmer.rms_norm_grad' op expects weight and bias of type 'tensor<16xf32>', got 'tensor<16xbf16>'}}

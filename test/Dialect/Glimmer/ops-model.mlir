@@ -81,6 +81,21 @@ func.func @matmul_transpose_flags(%a: tensor<4x8x16xf32>, %b: tensor<4x16x32xf32
 
 // -----
 
+// add_rms_norm: the sum takes rhs's type; lhs may be narrower (bf16 into
+// an f32 stream) and the norm may write bf16.
+// CHECK-LABEL: func.func @add_rms_norm
+// CHECK: %[[S:[a-z_0-9]+]], %[[Y:[a-z_0-9]+]] = glimmer.add_rms_norm %{{.*}}, %{{.*}}, %{{.*}} eps = 1.000000e-05 : tensor<2x8x16xbf16>, tensor<2x8x16xf32>, tensor<16xf32> -> tensor<2x8x16xbf16>
+// CHECK: glimmer.add_rms_norm %{{.*}}, %{{.*}}, %{{.*}} eps = 1.000000e-05 : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<16xf32> -> tensor<2x8x16xf32>
+// CHECK: return %[[S]], %[[Y]]
+func.func @add_rms_norm(%h: tensor<2x8x16xbf16>, %x: tensor<2x8x16xf32>, %w: tensor<16xf32>)
+    -> (tensor<2x8x16xf32>, tensor<2x8x16xbf16>, tensor<2x8x16xf32>) {
+  %s, %y = glimmer.add_rms_norm %h, %x, %w eps = 1.0e-05 : tensor<2x8x16xbf16>, tensor<2x8x16xf32>, tensor<16xf32> -> tensor<2x8x16xbf16>
+  %t, %z = glimmer.add_rms_norm %x, %x, %w eps = 1.0e-05 : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<16xf32> -> tensor<2x8x16xf32>
+  return %s, %y, %z : tensor<2x8x16xf32>, tensor<2x8x16xbf16>, tensor<2x8x16xf32>
+}
+
+// -----
+
 // rms_norm and its VJP (two results); eps is printed as an f64.
 // CHECK-LABEL: func.func @rms_norm
 // CHECK: glimmer.rms_norm %{{.*}}, %{{.*}} eps = 1.000000e-05 : tensor<2x8x16xf32>, tensor<16xf32>

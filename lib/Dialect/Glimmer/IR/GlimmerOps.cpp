@@ -615,6 +615,20 @@ LogicalResult RmsNormOp::verify() {
   return checkNormValue(*this, getOutput(), "result", getInput());
 }
 
+LogicalResult AddRmsNormOp::verify() {
+  RankedTensorType lhs = tensorType(getLhs()), rhs = tensorType(getRhs());
+  if (lhs.getShape() != rhs.getShape() ||
+      (lhs.getElementType() != rhs.getElementType() &&
+       !widensExactly(lhs.getElementType(), rhs.getElementType())))
+    return emitOpError() << "expects lhs of rhs's shape, of its type or of a "
+                            "narrower float type, got "
+                         << lhs << " and " << rhs;
+  if (failed(verifyNormParams(*this, getSum(), {getWeight()})) ||
+      failed(checkEps(*this, getEps().convertToDouble())))
+    return failure();
+  return checkNormValue(*this, getOutput(), "result", getSum());
+}
+
 LogicalResult RmsNormGradOp::verify() {
   if (failed(verifyNormParams(*this, getInput(), {getWeight()})) ||
       failed(checkEps(*this, getEps().convertToDouble())))

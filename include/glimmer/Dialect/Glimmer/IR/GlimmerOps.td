@@ -510,6 +510,30 @@ def Glimmer_RmsNormOp : Glimmer_Op<"rms_norm",
   let hasVerifier = 1;
 }
 
+def Glimmer_AddRmsNormOp : Glimmer_Op<"add_rms_norm", [Pure, AllTypesMatch<["rhs", "sum"]>]> {
+  let summary = "A residual add and the RMS norm that reads it, fused";
+  let description = [{
+    `sum = lhs + rhs` (elementwise, `lhs` widened exactly to `rhs`'s type
+    first when it is narrower: a bf16 branch added to an f32 residual
+    stream) and `output = rms_norm(sum, weight)`, as the two ops compute
+    them (the sum rounded to its type before the norm reads it). Both
+    results are kept: the sum goes on down the residual stream. Formed
+    after autodiff by `glimmer-fuse-residual-norms` (it has no VJP), so
+    that a kernel reads the residual stream once for the add and the norm.
+
+    ```mlir
+    %s, %y = glimmer.add_rms_norm %h, %x, %w eps = 1.0e-05
+        : tensor<2x8x16xbf16>, tensor<2x8x16xf32>, tensor<16xf32>
+          -> tensor<2x8x16xbf16>
+    ```
+  }];
+  let arguments = (ins Glimmer_FloatTensor:$lhs, Glimmer_FloatTensor:$rhs,
+                       Glimmer_FloatTensor:$weight, F64Attr:$eps);
+  let results = (outs Glimmer_FloatTensor:$sum, Glimmer_FloatTensor:$output);
+  let assemblyFormat = "$lhs `,` $rhs `,` $weight `eps` `=` $eps attr-dict `:` type($lhs) `,` type($rhs) `,` type($weight) `->` type($output)";
+  let hasVerifier = 1;
+}
+
 def Glimmer_RmsNormGradOp : Glimmer_Op<"rms_norm_grad",
     [Pure, AllTypesMatch<["input", "input_grad"]>,
      AllTypesMatch<["weight", "weight_grad"]>]> {

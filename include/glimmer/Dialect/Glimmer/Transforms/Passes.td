@@ -790,6 +790,43 @@ def GlimmerRematerialize : Pass<"glimmer-rematerialize", "::mlir::ModuleOp"> {
   let dependentDialects = ["::glimmer::GlimmerDialect"];
 }
 
+def GlimmerFuseResidualNorms
+    : Pass<"glimmer-fuse-residual-norms", "::mlir::ModuleOp"> {
+  let summary = "Fuses a residual add into the RMS norm that reads it";
+  let description = [{
+    Runs on the final rank-local functions, after autodiff and
+    `glimmer-rematerialize`, before `glimmer-fuse-elementwise`. A
+    `glimmer.rms_norm` whose input is a `glimmer.add` (the residual stream
+    plus a block's output, in a pre-norm transformer) becomes one
+    `glimmer.add_rms_norm` at the add, which returns the sum for the add's
+    other users and the norm's result for the norm's: one kernel reads
+    both addends and writes both results, where the add wrote the sum and
+    the norm read it back. An addend that widens a narrower float exactly
+    (a bf16 block output added to autocast's f32 stream) is read narrow,
+    its convert dropped when nothing else reads it. Of several norms of one
+    sum (a recomputation in the backward) the first takes the add; the
+    rest read the sum. The fused op computes the same values in the same
+    order, so results are bitwise unchanged. The fused op stands at the add
+    when the norm's weight is defined by then, else at the norm when
+    nothing else reads the sum before it (mixed precision converts the
+    weight right before its norm); otherwise the pair is left alone.
+
+    Before:
+    ```mlir
+    %hf = glimmer.convert %h : tensor<2x8x16xbf16> to tensor<2x8x16xf32>
+    %s = glimmer.add %hf, %x : tensor<2x8x16xf32>
+    %y = glimmer.rms_norm %s, %w eps = 1.0e-05 : tensor<2x8x16xf32>, tensor<16xf32> -> tensor<2x8x16xbf16>
+    ```
+    After:
+    ```mlir
+    %s, %y = glimmer.add_rms_norm %h, %x, %w eps = 1.0e-05
+        : tensor<2x8x16xbf16>, tensor<2x8x16xf32>, tensor<16xf32>
+          -> tensor<2x8x16xbf16>
+    ```
+  }];
+  let dependentDialects = ["::glimmer::GlimmerDialect"];
+}
+
 def GlimmerSimplifyAttentionMasks
     : Pass<"glimmer-simplify-attention-masks", "::mlir::ModuleOp"> {
   let summary = "Drops attention positions that cannot change the mask";
