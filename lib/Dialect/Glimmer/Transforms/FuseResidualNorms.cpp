@@ -30,8 +30,8 @@ Value widenedFrom(Value v) {
   auto convert = v.getDefiningOp<ConvertOp>();
   if (!convert)
     return {};
-  Type from = cast<RankedTensorType>(convert.getInput().getType())
-                  .getElementType();
+  Type from =
+      cast<RankedTensorType>(convert.getInput().getType()).getElementType();
   Type to = cast<RankedTensorType>(convert.getType()).getElementType();
   return from != to && widensExactly(from, to) ? convert.getInput() : Value();
 }
@@ -75,9 +75,9 @@ void fuse(RmsNormOp norm) {
     lhs = narrow;
   }
   OpBuilder b(at);
-  auto fused = AddRmsNormOp::create(b, norm.getLoc(), rhs.getType(),
-                                    norm.getType(), lhs, rhs, norm.getWeight(),
-                                    norm.getEpsAttr());
+  auto fused =
+      AddRmsNormOp::create(b, norm.getLoc(), rhs.getType(), norm.getType(), lhs,
+                           rhs, norm.getWeight(), norm.getEpsAttr());
   Operation *convert = add.getLhs().getDefiningOp<ConvertOp>();
   Operation *convertR = add.getRhs().getDefiningOp<ConvertOp>();
   add.getOutput().replaceAllUsesWith(fused.getSum());

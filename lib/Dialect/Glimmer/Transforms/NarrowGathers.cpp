@@ -52,14 +52,13 @@ struct NarrowGathersPass
         continue;
       OpBuilder b(gather);
       auto piece = cast<RankedTensorType>(gather.getInput().getType());
-      Value rounded = b.create<ConvertOp>(gather.getLoc(),
-                                          piece.clone(narrow),
-                                          gather.getInput());
-      auto narrowGather = b.create<AllGatherOp>(
-          gather.getLoc(), cast<RankedTensorType>(gather.getType()).clone(narrow),
-          rounded,
-          gather.getMeshAttr(), gather.getAxesAttr(), gather.getDimAttr(),
-          gather.getInvariantAttr());
+      Value rounded = ConvertOp::create(b, gather.getLoc(), piece.clone(narrow),
+                                        gather.getInput());
+      auto whole = cast<RankedTensorType>(gather.getType());
+      auto narrowGather =
+          AllGatherOp::create(b, gather.getLoc(), whole.clone(narrow), rounded,
+                              gather.getMeshAttr(), gather.getAxesAttr(),
+                              gather.getDimAttr(), gather.getInvariantAttr());
       for (Operation *user : llvm::make_early_inc_range(gather->getUsers())) {
         user->getResult(0).replaceAllUsesWith(narrowGather.getResult());
         user->erase();

@@ -175,8 +175,7 @@ struct RematerializePass
         Operation *def = v.getDefiningOp();
         // A value that is live there (or whose definition is no cheap op:
         // never copied) is read as it is.
-        if (lastUse(v) >= r.late || !def || !isCheap(def) ||
-            keptPiece(r.op, v))
+        if (lastUse(v) >= r.late || !def || !isCheap(def) || keptPiece(r.op, v))
           return v;
         IRMapping map;
         for (Value operand : def->getOperands())
