@@ -4,6 +4,7 @@
 #include "glimmer/Conversion/Passes.h"
 #include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+#include "glimmer/Dialect/Glimmer/Transforms/Pipelines.h"
 #include "glimmer/Import/TorchScript.h"
 #include "glimmer_rt/Kernels.h"
 #include "glimmer_rt/Collectives.h"
@@ -79,6 +80,24 @@ std::optional<glimmer_rt::DType> dtypeOf(Type t) {
 }
 
 
+/// The compile pipeline's options for these driver options.
+void setPipelineOptions(const DriverOptions &options,
+                        TrainPipelineOptions &pipeline) {
+  pipeline.dtype = options.floatType;
+  pipeline.spmd = options.spmd;
+  pipeline.tpPlan = options.tpPlan;
+  pipeline.ppSplit = options.ppSplit;
+  pipeline.train = options.train;
+  pipeline.optimizer = options.optimizer.optimizer;
+  pipeline.lr = options.optimizer.lr;
+  pipeline.beta1 = options.optimizer.beta1;
+  pipeline.beta2 = options.optimizer.beta2;
+  pipeline.eps = options.optimizer.eps;
+  pipeline.weightDecay = options.optimizer.weightDecay;
+  pipeline.maxNorm = options.optimizer.maxNorm;
+  pipeline.rematMinElements = options.rematMinElements;
+}
+
 } // namespace
 
 FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
@@ -137,16 +156,6 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
 
   // Pipeline.
   watch = Stopwatch();
-  PassManager pm(&context);
-  pm.addNestedPass<func::FuncOp>(createGlimmerRecognizeVisionMerge());
-  pm.addNestedPass<func::FuncOp>(createGlimmerRecognizeAttention());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  if (mixedPrecision) {
-    GlimmerMixedPrecisionOptions precision;
-    precision.policy = policy.str();
-    pm.addPass(createGlimmerMixedPrecision(precision));
-  }
   if (options.spmd.empty() && !options.ppSplit.empty()) {
     emitError(UnknownLoc::get(&context))
         << "pipeline split points ('" << options.ppSplit
@@ -161,53 +170,11 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
           << "invalid SPMD layout '" << options.spmd << "': " << error;
       return failure();
     }
-    buildSpmdPipeline(pm, options.spmd, options.tpPlan, options.ppSplit);
   }
-  // Grouped-query attention reads its key/value heads unrepeated (on the
-  // rank-local forward, so that the backward is grouped too).
-  pm.addPass(createGlimmerFoldKvRepeat());
-  pm.addPass(createCanonicalizerPass());
-  if (options.train) {
-    GlimmerAutodiffOptions ad;
-    ad.optimizer = options.optimizer.optimizer;
-    ad.lr = options.optimizer.lr;
-    ad.beta1 = options.optimizer.beta1;
-    ad.beta2 = options.optimizer.beta2;
-    ad.eps = options.optimizer.eps;
-    ad.weightDecay = options.optimizer.weightDecay;
-    ad.maxNorm = options.optimizer.maxNorm;
-    pm.addPass(createGlimmerAutodiff(ad));
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(createCSEPass());
-  }
-  if (!options.spmd.empty())
-    buildPostAutodiffPipeline(pm);
-  // bf16 gradients go to the optimizer as they are (it widens them).
-  if (options.train)
-    pm.addPass(createGlimmerNarrowGradients());
-  // Last, on the final rank-local functions (forward and backward alike):
-  // index-causal attention loses its iota positions, so that backends can
-  // pick their dense causal kernels.
-  pm.addPass(createGlimmerSimplifyAttentionMasks());
-  pm.addPass(createCanonicalizerPass());
-  // Then attention that cuDNN runs reads its operands as the projections
-  // wrote them (no transposes around it).
-  pm.addPass(createGlimmerFoldAttentionTransposes());
-  // A training step recomputes cheap forward values in its backward
-  // instead of keeping them (no CSE may run after this: it would merge the
-  // copies back).
-  if (options.train && options.rematMinElements >= 0) {
-    GlimmerRematerializeOptions remat;
-    remat.minElements = options.rematMinElements;
-    pm.addPass(createGlimmerRematerialize(remat));
-  }
-  // Residual adds join the RMS norms that read them (before fusion takes
-  // the adds into elementwise kernels).
-  pm.addPass(createGlimmerFuseResidualNorms());
-  // Then elementwise chains become fusions (one kernel each on a GPU).
-  pm.addPass(createGlimmerFuseElementwise());
-  // Per-parameter updates and casts share launches.
-  pm.addPass(createGlimmerMultiTensor());
+  TrainPipelineOptions pipeline;
+  setPipelineOptions(options, pipeline);
+  PassManager pm(&context);
+  buildTrainPipeline(pm, pipeline);
   if (failed(pm.run(*model.module)))
     return failure();
   return compileModule(context, std::move(model.module), cacheDir,

@@ -7,6 +7,7 @@
 
 #include "glimmer/Conversion/Passes.h"
 #include "glimmer/Dialect/Glimmer/IR/GlimmerDialect.h"
+#include "glimmer/Dialect/Glimmer/Transforms/Pipelines.h"
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 #include "glimmer/Spmd/SpmdContext.h"
 

@@ -141,6 +141,12 @@ static cl::opt<std::string> cacheDir(
 static cl::opt<std::string> emitCppPath(
     "emit-cpp", cl::init(""), cl::desc("Also write the generated C++ here"),
     cl::value_desc("file"), cl::cat(trainCategory));
+static cl::opt<std::string> emitMlirPath(
+    "emit-mlir", cl::init(""),
+    cl::desc("Also write the program after the compile pipeline (what "
+             "glimmer-opt --glimmer-train-pipeline makes of the imported "
+             "module; the IR the C++ is lowered from)"),
+    cl::value_desc("file"), cl::cat(trainCategory));
 static cl::opt<bool> quiet("quiet", cl::init(false),
                            cl::desc("No progress messages"),
                            cl::cat(trainCategory));
@@ -269,6 +275,14 @@ int main(int argc, char **argv) {
   auto model = glimmer::compileModel(context, options);
   if (mlir::failed(model))
     return 1;
+  if (!emitMlirPath.empty()) {
+    std::error_code error;
+    llvm::raw_fd_ostream out(emitMlirPath, error);
+    if (error)
+      return fail("cannot write '" + emitMlirPath + "': " + error.message());
+    model->module->print(out);
+    out << "\n";
+  }
   if (!emitCppPath.empty()) {
     std::ofstream out(emitCppPath);
     out << model->cppSource;

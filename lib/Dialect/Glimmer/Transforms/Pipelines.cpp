@@ -1,13 +1,15 @@
-//===- Pipelines.cpp - The SPMD pass pipeline ----------------------------===//
+//===- Pipelines.cpp - The compile pipeline -------------------------------===//
 //
-// One definition of the pass sequence that turns a global-view program into
-// per-rank programs, shared by glimmer-opt (--glimmer-spmd-pipeline) and
-// the compile-then-train driver, so the two can never drift apart.
+// The one definition of the pass order, shared by glimmer-opt
+// (--glimmer-train-pipeline, --glimmer-spmd-pipeline), glimmer-train and the
+// Python module, so that a miscompile of either reduces with glimmer-opt.
 //
 //===----------------------------------------------------------------------===//
 
+#include "glimmer/Dialect/Glimmer/Transforms/Pipelines.h"
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -50,6 +52,69 @@ void glimmer::buildPostAutodiffPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
+void glimmer::buildTrainPipeline(OpPassManager &pm,
+                                 const TrainPipelineOptions &options) {
+  // Recognition on the imported global view.
+  pm.addNestedPass<func::FuncOp>(createGlimmerRecognizeVisionMerge());
+  pm.addNestedPass<func::FuncOp>(createGlimmerRecognizeAttention());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  StringRef policy = mixedPrecisionPolicy(options.dtype);
+  if (!policy.empty()) {
+    GlimmerMixedPrecisionOptions precision;
+    precision.policy = policy.str();
+    pm.addPass(createGlimmerMixedPrecision(precision));
+  }
+  bool spmd = !options.spmd.empty();
+  if (spmd)
+    buildSpmdPipeline(pm, options.spmd, options.tpPlan, options.ppSplit);
+  // Grouped-query attention reads its key/value heads unrepeated (on the
+  // rank-local forward, so that the backward is grouped too).
+  pm.addPass(createGlimmerFoldKvRepeat());
+  pm.addPass(createCanonicalizerPass());
+  if (options.train) {
+    GlimmerAutodiffOptions ad;
+    ad.optimizer = options.optimizer;
+    ad.lr = options.lr;
+    ad.beta1 = options.beta1;
+    ad.beta2 = options.beta2;
+    ad.eps = options.eps;
+    ad.weightDecay = options.weightDecay;
+    ad.maxNorm = options.maxNorm;
+    pm.addPass(createGlimmerAutodiff(ad));
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
+  if (spmd)
+    buildPostAutodiffPipeline(pm);
+  // bf16 gradients go to the optimizer as they are (it widens them).
+  if (options.train)
+    pm.addPass(createGlimmerNarrowGradients());
+  // Last, on the final rank-local functions (forward and backward alike):
+  // index-causal attention loses its iota positions, so that backends can
+  // pick their dense causal kernels.
+  pm.addPass(createGlimmerSimplifyAttentionMasks());
+  pm.addPass(createCanonicalizerPass());
+  // Then attention that cuDNN runs reads its operands as the projections
+  // wrote them (no transposes around it).
+  pm.addPass(createGlimmerFoldAttentionTransposes());
+  // A training step recomputes cheap forward values in its backward
+  // instead of keeping them (no CSE may run after this: it would merge the
+  // copies back).
+  if (options.train && options.rematMinElements >= 0) {
+    GlimmerRematerializeOptions remat;
+    remat.minElements = options.rematMinElements;
+    pm.addPass(createGlimmerRematerialize(remat));
+  }
+  // Residual adds join the RMS norms that read them (before fusion takes
+  // the adds into elementwise kernels).
+  pm.addPass(createGlimmerFuseResidualNorms());
+  // Then elementwise chains become fusions (one kernel each on a GPU).
+  pm.addPass(createGlimmerFuseElementwise());
+  // Per-parameter updates and casts share launches.
+  pm.addPass(createGlimmerMultiTensor());
+}
+
 void glimmer::registerGlimmerPipelines() {
   PassPipelineRegistration<>(
       "glimmer-spmd-pipeline",
@@ -59,4 +124,12 @@ void glimmer::registerGlimmerPipelines() {
       "the token splits and the TP plan, propagate, seed FSDP storage over "
       "(dp_shard, cp), partition), and cut pipeline stages",
       [](OpPassManager &pm) { buildSpmdPipeline(pm); });
+  PassPipelineRegistration<TrainPipelineOptions>(
+      "glimmer-train-pipeline",
+      "The whole compile pipeline that glimmer-train and the Python module "
+      "run on an imported module: recognition, mixed precision, the SPMD "
+      "segment (with spmd=), autodiff (train=true), the post-autodiff "
+      "passes and the optimizations, up to the rank-local program the EmitC "
+      "lowering takes",
+      buildTrainPipeline);
 }

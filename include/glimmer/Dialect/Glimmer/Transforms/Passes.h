@@ -15,25 +15,6 @@ namespace glimmer {
 #define GEN_PASS_REGISTRATION
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h.inc"
 
-/// The global-view -> per-rank part of the pipeline for the layout recorded
-/// by (or set in) `layout` (empty: the thread's SpmdContext): attach the
-/// layout, materialize the mesh, prepare CP inputs, shard the token-side
-/// computation (batch over dp, sequence over cp), tensor and sequence
-/// parallelism on the sharding engine (with the plan in `tpPlan`, a JSON
-/// file, or the default plan), shard parameters (FSDP), cut pipeline stages
-/// (at the split points `ppSplit`, or balanced).
-void buildSpmdPipeline(mlir::OpPassManager &pm, llvm::StringRef layout = "",
-                       llvm::StringRef tpPlan = "",
-                       llvm::StringRef ppSplit = "");
-
-/// What runs after autodiff on a partitioned program: per-rank partial
-/// results are summed in the program (glimmer-reduce-partials).
-void buildPostAutodiffPipeline(mlir::OpPassManager &pm);
-
-/// Registers `glimmer-spmd-pipeline` (buildSpmdPipeline) with the pass
-/// registry, for glimmer-opt.
-void registerGlimmerPipelines();
-
 /// The glimmer-mixed-precision policy that a `--dtype` value asks for:
 /// "bf16" for bf16, "autocast" for bf16-autocast; empty for any other value
 /// (f32 and f64 run without mixed precision).
