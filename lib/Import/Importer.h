@@ -1,7 +1,8 @@
 //===- Importer.h - TorchScript importer internals --------------*- C++ -*-===//
 //
 // Private to lib/Import: the importer state shared by the driver
-// (TorchScript.cpp) and the per-operator converters (Converters.cpp).
+// (TorchScript.cpp) and the per-operator converters (Converters/, one file
+// per op family).
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,34 +55,19 @@ struct Imp {
   /// folds from them), the value itself.
   at::Tensor value;
 
-  static Imp ofTensor(MValue v) {
-    Imp r;
-    r.kind = Tensor;
-    r.tensor = v;
-    return r;
-  }
-  static Imp ofInt(int64_t v) {
-    Imp r;
-    r.kind = Int;
-    r.i = v;
-    return r;
-  }
-  static Imp ofFloat(double v) {
-    Imp r;
-    r.kind = Float;
-    r.f = v;
-    return r;
-  }
-  static Imp ofBool(bool v) {
-    Imp r;
-    r.kind = Bool;
-    r.b = v;
-    return r;
-  }
+  static Imp ofTensor(MValue v) { return with(Tensor, &Imp::tensor, v); }
+  static Imp ofInt(int64_t v) { return with(Int, &Imp::i, v); }
+  static Imp ofFloat(double v) { return with(Float, &Imp::f, v); }
+  static Imp ofBool(bool v) { return with(Bool, &Imp::b, v); }
   static Imp ofList(std::vector<Imp> l) {
+    return with(List, &Imp::list, std::move(l));
+  }
+  /// An Imp of `kind` whose `field` holds `value`.
+  template <typename T>
+  static Imp with(Kind kind, T Imp::*field, T value) {
     Imp r;
-    r.kind = List;
-    r.list = std::move(l);
+    r.kind = kind;
+    r.*field = std::move(value);
     return r;
   }
   bool isNumber() const { return kind == Int || kind == Float || kind == Bool; }
@@ -152,7 +138,23 @@ private:
   /// cannot be had.
   at::Tensor exampleValue(jit::Node *user, jit::Value *v,
                           const std::string &why);
+  /// Fills `converters`, one family of ops at a time (Converters/).
   void registerConverters();
+  void registerHostValueConverters();
+  void registerArithmeticConverters();
+  void registerUnaryConverters();
+  void registerComparisonConverters();
+  void registerCastConverters();
+  void registerViewConverters();
+  void registerSlicingConverters();
+  void registerDataMovementConverters();
+  void registerCreationConverters();
+  void registerReductionConverters();
+  void registerIndexingConverters();
+  void registerModelOpConverters();
+  void registerAttentionConverters();
+  void registerConvolutionConverters();
+  void registerInterpolationConverters();
   Imp &in(jit::Node *n, size_t i);
   Imp *namedInput(jit::Node *n, const char *name);
   MValue tensorIn(jit::Node *n, size_t i);
@@ -202,6 +204,37 @@ private:
   /// explicit ops.
   MValue explicitAttention(MValue q, MValue k, MValue v, MValue mask,
                            double scale);
+
+  // Converter helpers (Converters/).
+  /// The element type the node's `dtype` argument names, or `fallback`
+  /// where it has none.
+  Type dtypeOr(jit::Node *n, Type fallback) {
+    Imp *d = namedInput(n, "dtype");
+    if (!d || d->kind == Imp::None)
+      return fallback;
+    return elementTypeFor(c10::ScalarType(d->asInt()));
+  }
+  /// x[idx] with one index tensor on dimension 0: a row gather.
+  MValue gatherRows(MValue x, MValue idx);
+  void convertIndex(jit::Node *n);
+  MValue linearIndex(const std::vector<Imp> &indices, int64_t first,
+                     int64_t count, llvm::ArrayRef<int64_t> shape,
+                     std::vector<int64_t> &common);
+  MValue maskPositions(jit::Node *n, size_t maskAt,
+                       std::vector<int64_t> &common);
+  MValue checkedMaskPositions(MValue mask, int64_t rows, int64_t selected);
+  void convertMaskedScatter(jit::Node *n);
+  void convertAttention(jit::Node *n);
+  MValue conv2d(MValue x, MValue w, MValue bias, std::vector<int64_t> stride,
+                std::vector<int64_t> padding,
+                const std::vector<int64_t> &dilation, int64_t groups);
+  /// One of PyTorch's 2-D resizing kernels: (input, output size,
+  /// align_corners, scale_h, scale_w).
+  using Resizer =
+      std::function<at::Tensor(const at::Tensor &, at::IntArrayRef, bool,
+                               std::optional<double>, std::optional<double>)>;
+  void convertResize(jit::Node *n, const std::string &what,
+                     bool hasAlignCorners, const Resizer &op);
 
   int64_t normDim(int64_t dim, int64_t rank) {
     int64_t d = dim < 0 ? dim + rank : dim;

@@ -1,0 +1,122 @@
+//===- Comparisons.cpp - Comparison and logical converters ----------------===//
+//
+// Comparisons, any/all, the logical and boolean bitwise ops, and the
+// selects that take a mask (where, masked_fill).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+using namespace glimmer;
+using namespace glimmer::detail;
+
+void Importer::registerComparisonConverters() {
+  auto &C = converters;
+  auto cmp = [this](CompareDirection dir) {
+    return [this, dir](jit::Node *n) {
+      Imp &x = in(n, 0), &y = in(n, 1);
+      if (x.isNumber() && y.isNumber()) {
+        double a = x.asDouble(), c = y.asDouble();
+        bool r = dir == CompareDirection::EQ   ? a == c
+                 : dir == CompareDirection::NE ? a != c
+                 : dir == CompareDirection::LT ? a < c
+                 : dir == CompareDirection::LE ? a <= c
+                 : dir == CompareDirection::GT ? a > c
+                                               : a >= c;
+        setOut(n, 0, Imp::ofBool(r));
+        return;
+      }
+      setTensor(n, compare(dir, x, y));
+    };
+  };
+  C["aten::eq"] = cmp(CompareDirection::EQ);
+  C["aten::ne"] = cmp(CompareDirection::NE);
+  C["aten::lt"] = cmp(CompareDirection::LT);
+  C["aten::le"] = cmp(CompareDirection::LE);
+  C["aten::gt"] = cmp(CompareDirection::GT);
+  C["aten::ge"] = cmp(CompareDirection::GE);
+  auto asMask = [this](const Imp &v) {
+    if (v.kind != Imp::Tensor)
+      fail("expected a boolean tensor");
+    MValue t = v.tensor;
+    if (elemOf(t).isInteger(1))
+      return t;
+    return compare(CompareDirection::NE, v, Imp::ofInt(0));
+  };
+  // any / all (whole tensor, or along dims): the mask as 0/1 integers,
+  // reduced by max / min.
+  auto anyAll = [this, asMask](ReductionKind kind) {
+    return [this, asMask, kind](jit::Node *n) {
+      MValue m = asMask(in(n, 0));
+      std::vector<int64_t> dims;
+      bool keep = false;
+      if (n->inputs().size() > 1 && in(n, 1).kind != Imp::None)
+        dims = intList(in(n, 1));
+      if (n->inputs().size() > 2 && in(n, 2).kind == Imp::Bool)
+        keep = in(n, 2).b;
+      MValue ints = convert(m, i64());
+      MValue r = reduce(kind, ints, dims, keep);
+      setTensor(n,
+                compare(CompareDirection::NE, Imp::ofTensor(r), Imp::ofInt(0)));
+    };
+  };
+  C["aten::any"] = anyAll(ReductionKind::Max);
+  C["aten::all"] = anyAll(ReductionKind::Min);
+  C["aten::logical_not"] = [this, asMask](jit::Node *n) {
+    MValue m = asMask(in(n, 0));
+    setTensor(
+        n, compare(CompareDirection::EQ, Imp::ofTensor(m), Imp::ofBool(false)));
+  };
+  C["aten::bitwise_not"] = [this, asMask](jit::Node *n) {
+    if (!elemOf(tensorIn(n, 0)).isInteger(1))
+      fail("bitwise_not of non-boolean tensors is not supported");
+    MValue m = asMask(in(n, 0));
+    setTensor(
+        n, compare(CompareDirection::EQ, Imp::ofTensor(m), Imp::ofBool(false)));
+  };
+  C["aten::logical_and"] = [this, asMask](jit::Node *n) {
+    MValue x = asMask(in(n, 0)), y = asMask(in(n, 1));
+    setTensor(n, select(x, Imp::ofTensor(y), Imp::ofBool(false)));
+  };
+  // &, | and their bitwise_* spellings equal the logical ops on booleans
+  // only; on integers they are bitwise, which the dialect has no op for.
+  auto boolOnly = [this](const char *name, bool isAnd) {
+    return [this, name, isAnd](jit::Node *n) {
+      const Imp &x = in(n, 0), &y = in(n, 1);
+      if (x.kind == Imp::Bool && y.kind == Imp::Bool) {
+        setOut(n, 0, Imp::ofBool(isAnd ? x.b && y.b : x.b || y.b));
+        return;
+      }
+      for (const Imp *v : {&x, &y})
+        if (v->kind != Imp::Tensor || !elemOf(v->tensor).isInteger(1))
+          fail(std::string(name) + " of non-boolean operands is not supported");
+      converters[isAnd ? "aten::logical_and" : "aten::logical_or"](n);
+    };
+  };
+  C["aten::__and__"] = boolOnly("aten::__and__", true);
+  C["aten::bitwise_and"] = boolOnly("aten::bitwise_and", true);
+  C["aten::logical_or"] = [this, asMask](jit::Node *n) {
+    MValue x = asMask(in(n, 0)), y = asMask(in(n, 1));
+    setTensor(n, select(x, Imp::ofBool(true), Imp::ofTensor(y)));
+  };
+  C["aten::__or__"] = boolOnly("aten::__or__", false);
+  C["aten::__ior__"] = boolOnly("aten::__ior__", false);
+  C["aten::__iand__"] = boolOnly("aten::__iand__", true);
+  C["aten::bitwise_or"] = boolOnly("aten::bitwise_or", false);
+
+  C["aten::where"] = [this, asMask](jit::Node *n) {
+    if (n->inputs().size() != 3)
+      fail("where(condition) without values is not supported");
+    MValue c = asMask(in(n, 0));
+    setTensor(n, select(c, in(n, 1), in(n, 2)));
+  };
+  C["aten::masked_fill"] = [this, asMask](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    MValue m = asMask(in(n, 1));
+    Imp fill = in(n, 2);
+    MValue filled = select(m, Imp::ofTensor(materialize(fill, elemOf(x), {})),
+                           Imp::ofTensor(x));
+    setTensor(n, convert(filled, elemOf(x)));
+  };
+  C["aten::masked_fill_"] = C["aten::masked_fill"];
+}

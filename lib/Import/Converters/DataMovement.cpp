@@ -1,0 +1,109 @@
+//===- DataMovement.cpp - Copy, concatenation and padding converters ------===//
+//
+// Ops that move data between tensors: the in-place copy, cat and stack,
+// and constant padding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+#include <algorithm>
+
+using namespace glimmer;
+using namespace glimmer::detail;
+
+void Importer::registerDataMovementConverters() {
+  auto &C = converters;
+  // An in-place write; Aliasing.cpp puts it back into what `self` views.
+  C["aten::copy_"] = [this](jit::Node *n) {
+    MValue self = tensorIn(n, 0);
+    setTensor(
+        n, broadcastTo(convert(tensorIn(n, 1), elemOf(self)), shapeOf(self)));
+  };
+  // cat and stack promote their operands to a common type (the promotion
+  // of two tensors yields one of their two element types).
+  auto commonElem = [this](const Imp &l, const char *what) {
+    if (l.kind != Imp::List || l.list.empty())
+      fail(std::string(what) + " of an empty or non-list operand");
+    const Imp *widest = &l.list[0];
+    for (const Imp &e : l.list) {
+      if (e.kind != Imp::Tensor)
+        fail(std::string(what) + " of a list with a non-tensor element");
+      if (promote(*widest, e) != elemOf(widest->tensor))
+        widest = &e;
+    }
+    return elemOf(widest->tensor);
+  };
+  C["aten::cat"] = [this, commonElem](jit::Node *n) {
+    Imp &l = in(n, 0);
+    // PyTorch promotes to a common type and skips legacy empty 1-D tensors.
+    Type elem = commonElem(l, "cat");
+    llvm::SmallVector<MValue> parts;
+    std::vector<int64_t> outShape;
+    int64_t rank = 0;
+    for (const Imp &e : l.list)
+      rank = std::max<int64_t>(rank, shapeOf(e.tensor).size());
+    int64_t dim = normDim(in(n, 1).asInt(), rank);
+    for (const Imp &e : l.list) {
+      auto s = shapeOf(e.tensor);
+      if (s.size() == 1 && s[0] == 0 && rank > 1)
+        continue;
+      parts.push_back(convert(e.tensor, elem));
+      if (outShape.empty())
+        outShape.assign(s.begin(), s.end());
+      else
+        outShape[dim] += s[dim];
+    }
+    if (parts.size() == 1) {
+      setTensor(n, parts[0]);
+      return;
+    }
+    setTensor(n, ConcatOp::create(b, loc, tensorType(outShape, elem), parts,
+                                  b.getI64IntegerAttr(dim)));
+  };
+  C["aten::concat"] = C["aten::cat"];
+  C["aten::stack"] = [this, commonElem](jit::Node *n) {
+    Imp &l = in(n, 0);
+    Type elem = commonElem(l, "stack");
+    auto s = shapeOf(l.list[0].tensor);
+    int64_t dim = normDim(in(n, 1).asInt(), s.size() + 1);
+    std::vector<int64_t> one(s.begin(), s.end());
+    one.insert(one.begin() + dim, 1);
+    llvm::SmallVector<MValue> parts;
+    for (const Imp &e : l.list)
+      parts.push_back(reshape(convert(e.tensor, elem), one));
+    std::vector<int64_t> out = one;
+    out[dim] = parts.size();
+    setTensor(n, ConcatOp::create(b, loc, tensorType(out, elemOf(parts[0])),
+                                  parts, b.getI64IntegerAttr(dim)));
+  };
+  C["aten::constant_pad_nd"] = [this](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    std::vector<int64_t> pad = intList(in(n, 1));
+    // constant_pad_nd(self, pad, value) and pad(self, pad, mode, value).
+    Imp *valueArg = namedInput(n, "value");
+    double value =
+        valueArg && valueArg->isNumber() ? valueArg->asDouble() : 0.0;
+    auto s = shapeOf(x);
+    std::vector<int64_t> low(s.size(), 0), high(s.size(), 0),
+        out(s.begin(), s.end());
+    for (size_t i = 0; i + 1 < pad.size() + 1 && i / 2 < s.size(); i += 2) {
+      size_t d = s.size() - 1 - i / 2;
+      if (pad[i] < 0 || pad[i + 1] < 0)
+        fail("negative padding is not supported");
+      low[d] = pad[i];
+      high[d] = pad[i + 1];
+      out[d] += pad[i] + pad[i + 1];
+    }
+    setTensor(n, PadOp::create(b, loc, tensorType(out, elemOf(x)), x,
+                               b.getDenseI64ArrayAttr(low),
+                               b.getDenseI64ArrayAttr(high),
+                               b.getF64FloatAttr(value)));
+  };
+  C["aten::pad"] = [this](jit::Node *n) {
+    Imp *mode = namedInput(n, "mode");
+    if (mode && mode->kind == Imp::Str && mode->s != "constant")
+      fail("only constant padding is supported, got mode '" + mode->s + "'");
+    converters["aten::constant_pad_nd"](n);
+  };
+}

@@ -1,0 +1,274 @@
+//===- Indexing.cpp - Indexing, gather and scatter converters -------------===//
+//
+// Ops that read or write rows picked by index tensors or masks: advanced
+// indexing (x[idx], x[mask]), index_select and masked_scatter, each as row
+// gathers of the dialect's embedding op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Converters/Common.h"
+#include "Importer.h"
+
+#include <torch/csrc/jit/ir/constants.h>
+
+#include <algorithm>
+
+using namespace glimmer;
+using namespace glimmer::detail;
+
+MValue Importer::gatherRows(MValue x, MValue idx) {
+  auto s = shapeOf(x);
+  if (s.empty())
+    fail("indexing a zero-dim tensor");
+  int64_t row = numElements(s.drop_front());
+  MValue table = reshape(x, {s[0], row});
+  std::vector<int64_t> rows(shapeOf(idx).begin(), shapeOf(idx).end());
+  rows.push_back(row);
+  MValue g =
+      EmbeddingOp::create(b, loc, tensorType(rows, elemOf(x)), table, idx);
+  std::vector<int64_t> out(shapeOf(idx).begin(), shapeOf(idx).end());
+  out.insert(out.end(), s.begin() + 1, s.end());
+  return reshape(g, out);
+}
+
+// x[..., i_p, ..., i_{p+k-1}, ...]: integer index tensors on adjacent
+// dimensions [p, p + k) (None elsewhere), broadcast together to a shape
+// S. The result is x's dimensions before p, S, then x's dimensions after
+// p + k (PyTorch's rule for adjacent indices): the indexed dimensions move
+// to the front, merge into one, and one row gather reads them at the
+// linear index ((i_p * s_{p+1} + i_{p+1}) * s_{p+2} + ...). Every index
+// but the first is checked against its dimension (check_indices), so that
+// one out of range fails instead of reading a neighbouring row; the
+// gather checks the linear index. Negative indices fail those checks.
+void Importer::convertIndex(jit::Node *n) {
+  MValue x = tensorIn(n, 0);
+  Imp &indices = in(n, 1);
+  if (indices.kind != Imp::List)
+    fail("aten::index expects a list of indices");
+  auto s = shapeOf(x);
+  int64_t first = -1, count = 0, maskAt = -1;
+  for (size_t d = 0; d < indices.list.size(); ++d) {
+    const Imp &e = indices.list[d];
+    if (e.kind == Imp::None)
+      continue;
+    if (e.kind != Imp::Tensor)
+      fail("aten::index expects tensor or None indices");
+    if (elemOf(e.tensor).isInteger(1))
+      maskAt = int64_t(d);
+    if (first >= 0 && int64_t(d) != first + count)
+      fail("indexing non-adjacent dimensions with tensors is not "
+           "supported (their result dimensions go first in PyTorch)");
+    if (first < 0)
+      first = int64_t(d);
+    ++count;
+  }
+  if (first < 0)
+    fail("aten::index without an index tensor");
+  std::vector<int64_t> common;
+  MValue linear;
+  if (maskAt >= 0) {
+    if (count != 1)
+      fail("indexing with a boolean mask and other index tensors together "
+           "is not supported");
+    auto ms = shapeOf(indices.list[maskAt].tensor);
+    if (first + int64_t(ms.size()) > int64_t(s.size()) ||
+        !std::equal(ms.begin(), ms.end(), s.begin() + first))
+      fail("the boolean mask's shape " + shapeString(ms) +
+           " does not match the indexed dimensions of a tensor of shape " +
+           shapeString(s));
+    count = int64_t(ms.size());
+    linear = maskPositions(n, size_t(maskAt), common);
+  }
+  if (first + count > int64_t(s.size()))
+    fail("too many indices for a tensor of rank " + std::to_string(s.size()));
+  if (maskAt < 0)
+    linear = linearIndex(indices.list, first, count, s, common);
+  // Indexed dimensions first, merged.
+  int64_t rank = int64_t(s.size());
+  std::vector<int64_t> perm, rest;
+  for (int64_t d = first; d < first + count; ++d)
+    perm.push_back(d);
+  for (int64_t d = 0; d < rank; ++d)
+    if (d < first || d >= first + count) {
+      perm.push_back(d);
+      rest.push_back(s[d]);
+    }
+  int64_t merged = 1;
+  for (int64_t d = first; d < first + count; ++d)
+    merged *= s[d];
+  std::vector<int64_t> flat{merged};
+  flat.insert(flat.end(), rest.begin(), rest.end());
+  MValue g = gatherRows(reshape(transpose(x, perm), flat), linear);
+  if (first == 0) {
+    setTensor(n, g);
+    return;
+  }
+  // [S..., before..., after...] -> [before..., S..., after...].
+  int64_t c = int64_t(common.size());
+  std::vector<int64_t> back;
+  for (int64_t d = 0; d < first; ++d)
+    back.push_back(c + d);
+  for (int64_t d = 0; d < c; ++d)
+    back.push_back(d);
+  for (int64_t d = c + first; d < c + int64_t(rest.size()); ++d)
+    back.push_back(d);
+  setTensor(n, transpose(g, back));
+}
+
+/// The `count` integer index tensors from dimension `first` broadcast
+/// together (their shape into `common`) and merged into one linear index.
+MValue Importer::linearIndex(const std::vector<Imp> &indices, int64_t first,
+                             int64_t count, llvm::ArrayRef<int64_t> s,
+                             std::vector<int64_t> &common) {
+  for (int64_t j = 0; j < count; ++j)
+    common = j == 0
+                 ? std::vector<int64_t>(shapeOf(indices[first].tensor).begin(),
+                                        shapeOf(indices[first].tensor).end())
+                 : broadcastShapes(common, shapeOf(indices[first + j].tensor));
+  MValue linear;
+  for (int64_t j = 0; j < count; ++j) {
+    MValue idx = broadcastTo(convert(indices[first + j].tensor, i64()), common);
+    if (j == 0) {
+      linear = idx;
+      continue;
+    }
+    int64_t size = s[first + j];
+    idx = CheckIndicesOp::create(
+        b, loc, idx.getType(), idx, b.getI64IntegerAttr(size),
+        b.getStringAttr("embedding"), mlir::IntegerAttr());
+    linear = AddOp::create(
+        b, loc,
+        MulOp::create(b, loc, linear, splat(common, i64(), double(size))), idx);
+  }
+  return linear;
+}
+
+/// x[mask] keeps the rows at the mask's true entries, a count known only
+/// from the values. The trace fixed it (every shape after this holds it):
+/// the program gathers that many rows at the true entries' linear positions
+/// and fails on a batch whose mask selects another number. Returns those
+/// positions, their shape in `common`.
+MValue Importer::maskPositions(jit::Node *n, size_t maskAt,
+                               std::vector<int64_t> &common) {
+  const Imp &maskImp = in(n, 1).list[maskAt];
+  MValue mask = maskImp.tensor;
+  int64_t rows = numElements(shapeOf(mask));
+  if (maskImp.value.defined()) {
+    // A mask known at import time: its true entries are constants.
+    at::Tensor where = maskImp.value.reshape({-1}).nonzero().reshape({-1}).to(
+        c10::ScalarType::Long);
+    if (where.size(0) == 0)
+      fail("the boolean mask selects no entries in the traced example; "
+           "empty tensors are not supported");
+    common = {where.size(0)};
+    return constantFromTensor(where);
+  }
+  // A list holding a tensor computed at run time is built on the graph (a
+  // constant list holds constants only).
+  jit::Node *list = n->input(1)->node();
+  if (list->kind() != c10::prim::ListConstruct)
+    fail("aten::index expects its indices from a list construction");
+  at::Tensor example = exampleValue(
+      n, list->input(maskAt),
+      "indexing with a boolean mask computed at run time takes the "
+      "number of entries it selects from the traced example");
+  int64_t selected = example.count_nonzero().item<int64_t>();
+  if (selected == 0)
+    fail("the boolean mask selects no entries in the traced example; "
+         "empty tensors are not supported");
+  common = {selected};
+  return checkedMaskPositions(mask, rows, selected);
+}
+
+/// The positions of the `selected` true entries of a run-time mask of
+/// `rows` entries, checked to be all of them.
+MValue Importer::checkedMaskPositions(MValue mask, int64_t rows,
+                                      int64_t selected) {
+  // With cs the mask's running count, the k-th true entry sits at
+  // #{j : cs[j] <= k}. One more row, k = selected, is all entries when no
+  // more are true, so 2 * rows - 1 - it lies in [0, rows) only then; a
+  // missing entry reads as rows: one range check covers both ways the
+  // batch's count can differ from the example's.
+  MValue cs = CumsumOp::create(b, loc, reshape(convert(mask, i64()), {rows}),
+                               b.getI64IntegerAttr(0));
+  std::vector<int64_t> grid{selected + 1, rows};
+  MValue ks =
+      IotaOp::create(b, loc, tensorType(grid, i64()), b.getI64IntegerAttr(0));
+  MValue pos = reduce(
+      ReductionKind::Sum,
+      convert(compare(CompareDirection::LE,
+                      Imp::ofTensor(broadcastTo(reshape(cs, {1, rows}), grid)),
+                      Imp::ofTensor(ks)),
+              i64()),
+      {1}, false);
+  MValue end = slice(pos, 0, selected, selected + 1, 1);
+  end = SubOp::create(b, loc, splat({1}, i64(), double(2 * rows - 1)), end);
+  MValue checked =
+      ConcatOp::create(b, loc, tensorType({selected + 1}, i64()),
+                       mlir::ValueRange{slice(pos, 0, 0, selected, 1), end},
+                       b.getI64IntegerAttr(0));
+  std::string what =
+      "index (a boolean mask selects " + std::to_string(selected) +
+      " entries in the traced example, a count the program's shapes "
+      "hold; this batch's mask selects another number)";
+  checked = CheckIndicesOp::create(b, loc, checked.getType(), checked,
+                                   b.getI64IntegerAttr(rows),
+                                   b.getStringAttr(what), mlir::IntegerAttr());
+  return slice(checked, 0, 0, selected, 1);
+}
+
+// masked_scatter(self, mask, source): the i-th true row of the mask takes
+// source row i. Emitted as the same core pattern as a cumsum-index gather
+// (indices from a prefix sum of the mask, a row gather, a select), which
+// glimmer-recognize-vision-merge turns into vision ops.
+void Importer::convertMaskedScatter(jit::Node *n) {
+  MValue self = tensorIn(n, 0), mask = tensorIn(n, 1), source = tensorIn(n, 2);
+  auto s = shapeOf(self);
+  if (s.size() < 2)
+    fail("masked_scatter needs a [..., D] destination");
+  int64_t d = s.back();
+  // The mask must select whole rows: find the [..., 1] (or [...]) mask it
+  // was broadcast from.
+  MValue rowMask = mask;
+  while (auto bc = rowMask.getDefiningOp<BroadcastInDimOp>())
+    rowMask = bc.getInput();
+  auto rs = shapeOf(rowMask);
+  std::vector<int64_t> rowShape(s.begin(), s.end() - 1);
+  bool rowsOnly = (rs.size() == s.size() && rs.back() == 1 &&
+                   rs.drop_back() == llvm::ArrayRef<int64_t>(rowShape)) ||
+                  rs == llvm::ArrayRef<int64_t>(rowShape);
+  if (!rowsOnly)
+    fail("masked_scatter is supported when the mask selects whole rows "
+         "(a [..., 1] mask broadcast over the last dimension)");
+  rowMask = reshape(rowMask, rowShape);
+  int64_t rows = numElements(rowShape);
+  int64_t sourceRows = numElements(shapeOf(source)) / d;
+  MValue bank = reshape(source, {sourceRows, d});
+  MValue flat = reshape(convert(rowMask, i64()), {rows});
+  MValue csum = CumsumOp::create(b, loc, flat, b.getI64IntegerAttr(0));
+  MValue idx =
+      reshape(binary<SubOp>(Imp::ofTensor(csum), Imp::ofInt(1)), rowShape);
+  MValue clamped = binary<MaxOp>(Imp::ofTensor(idx), Imp::ofInt(0));
+  std::vector<int64_t> gatheredShape = rowShape;
+  gatheredShape.push_back(d);
+  MValue gathered = EmbeddingOp::create(
+      b, loc, tensorType(gatheredShape, elemOf(bank)), bank, clamped);
+  std::vector<int64_t> maskShape = rowShape;
+  maskShape.push_back(1);
+  MValue m = broadcastTo(reshape(rowMask, maskShape), s);
+  setTensor(n, SelectOp::create(b, loc, typeOf(self), m,
+                                convert(gathered, elemOf(self)), self));
+}
+
+void Importer::registerIndexingConverters() {
+  auto &C = converters;
+  C["aten::index"] = [this](jit::Node *n) { convertIndex(n); };
+  C["aten::index_select"] = [this](jit::Node *n) {
+    MValue x = tensorIn(n, 0);
+    int64_t dim = normDim(in(n, 1).asInt(), shapeOf(x).size());
+    if (dim != 0)
+      fail("index_select is supported on dimension 0 only");
+    setTensor(n, gatherRows(x, tensorIn(n, 2)));
+  };
+  C["aten::masked_scatter"] = [this](jit::Node *n) { convertMaskedScatter(n); };
+}

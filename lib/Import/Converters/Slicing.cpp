@@ -1,0 +1,106 @@
+//===- Slicing.cpp - Slice, select and split converters -------------------===//
+//
+// Ops that take parts of a tensor along one dimension: slice, narrow and
+// select (views, Aliasing.cpp), and unbind, chunk and split.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+#include <algorithm>
+
+using namespace glimmer;
+using namespace glimmer::detail;
+
+void Importer::registerSlicingConverters() {
+  auto &C = converters;
+  auto clampIndex = [](int64_t v, int64_t size) {
+    if (v < 0)
+      v += size;
+    return std::min(std::max<int64_t>(v, 0), size);
+  };
+  C["aten::slice"] = [this, clampIndex](jit::Node *n) {
+    Imp &x = in(n, 0);
+    if (x.kind == Imp::List) {
+      int64_t size = x.list.size();
+      int64_t start =
+          in(n, 1).kind == Imp::None ? 0 : clampIndex(in(n, 1).asInt(), size);
+      int64_t end = in(n, 2).kind == Imp::None
+                        ? size
+                        : clampIndex(in(n, 2).asInt(), size);
+      int64_t step = in(n, 3).asInt();
+      std::vector<Imp> out;
+      for (int64_t i = start; i < end; i += step)
+        out.push_back(x.list[i]);
+      setOut(n, 0, Imp::ofList(out));
+      return;
+    }
+    // A view of a tensor (Aliasing.cpp), with PyTorch's index rules.
+    setTensor(n, applyView(tensorIn(n, 0), *viewStepOf(n)));
+  };
+  C["aten::narrow"] = [this](jit::Node *n) {
+    MValue t = tensorIn(n, 0);
+    auto s = shapeOf(t);
+    int64_t dim = normDim(in(n, 1).asInt(), s.size());
+    int64_t start = in(n, 2).asInt();
+    if (start < 0)
+      start += s[dim];
+    setTensor(n, slice(t, dim, start, start + in(n, 3).asInt(), 1));
+  };
+  C["aten::select"] = [this](jit::Node *n) {
+    setTensor(n, applyView(tensorIn(n, 0), *viewStepOf(n)));
+  };
+  C["aten::unbind"] = [this](jit::Node *n) {
+    MValue t = tensorIn(n, 0);
+    int64_t dim = normDim(in(n, 1).asInt(), shapeOf(t).size());
+    std::vector<Imp> parts;
+    for (int64_t i = 0; i < shapeOf(t)[dim]; ++i)
+      parts.push_back(
+          Imp::ofTensor(applyView(t, ViewStep{true, dim, i, i + 1, 1})));
+    setOut(n, 0, Imp::ofList(parts));
+  };
+  auto splitBy = [this](MValue t, int64_t dim, std::vector<int64_t> sizes) {
+    std::vector<Imp> parts;
+    int64_t start = 0;
+    for (int64_t size : sizes) {
+      parts.push_back(Imp::ofTensor(slice(t, dim, start, start + size, 1)));
+      start += size;
+    }
+    return Imp::ofList(parts);
+  };
+  C["aten::chunk"] = [this, splitBy](jit::Node *n) {
+    MValue t = tensorIn(n, 0);
+    int64_t chunks = in(n, 1).asInt();
+    int64_t dim = normDim(in(n, 2).asInt(), shapeOf(t).size());
+    int64_t size = shapeOf(t)[dim];
+    int64_t each = (size + chunks - 1) / chunks;
+    std::vector<int64_t> sizes;
+    for (int64_t start = 0; start < size; start += each)
+      sizes.push_back(std::min(each, size - start));
+    setOut(n, 0, splitBy(t, dim, sizes));
+  };
+  C["aten::split"] = [this, splitBy](jit::Node *n) {
+    MValue t = tensorIn(n, 0);
+    int64_t dim = normDim(in(n, 2).asInt(), shapeOf(t).size());
+    int64_t size = shapeOf(t)[dim];
+    std::vector<int64_t> sizes;
+    if (in(n, 1).kind == Imp::List) {
+      sizes = intList(in(n, 1));
+      // The sizes are the traced example's; a tensor of another size here
+      // (one that a boolean mask selected) must not lose or invent rows.
+      int64_t total = 0;
+      for (int64_t part : sizes)
+        total += part;
+      if (total != size)
+        fail("split sizes " + shapeString(sizes) + " sum to " +
+             std::to_string(total) + ", not to the size " +
+             std::to_string(size) + " of dimension " + std::to_string(dim));
+    } else {
+      int64_t each = in(n, 1).asInt();
+      for (int64_t start = 0; start < size; start += each)
+        sizes.push_back(std::min(each, size - start));
+    }
+    setOut(n, 0, splitBy(t, dim, sizes));
+  };
+  C["aten::split_with_sizes"] = C["aten::split"];
+}
