@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "glimmer/Spmd/SpmdContext.h"
+#include "glimmer_contract/SpmdContext.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -98,40 +98,6 @@ double runForwardOf(const glimmer::CompiledModel &model,
   return glimmer_rt::runForward(*model.program, weightsPath, data, ranks);
 }
 
-const char *roleName(glimmer::Slot::Role role) {
-  switch (role) {
-  case glimmer::Slot::Input:
-    return "input";
-  case glimmer::Slot::Parameter:
-    return "param";
-  case glimmer::Slot::Buffer:
-    return "buffer";
-  case glimmer::Slot::Grad:
-    return "grad";
-  case glimmer::Slot::ExpAvg:
-    return "exp_avg";
-  case glimmer::Slot::ExpAvgSq:
-    return "exp_avg_sq";
-  case glimmer::Slot::Step:
-    return "step";
-  case glimmer::Slot::Microbatch:
-    return "microbatch";
-  case glimmer::Slot::Activation:
-    return "activation";
-  case glimmer::Slot::Cotangent:
-    return "cotangent";
-  case glimmer::Slot::ActivationGrad:
-    return "activation_grad";
-  case glimmer::Slot::Prologue:
-    return "prologue";
-  case glimmer::Slot::PrologueGrad:
-    return "prologue_grad";
-  case glimmer::Slot::Other:
-    return "other";
-  }
-  return "other";
-}
-
 py::tuple shapeTuple(const glimmer_rt::Shape &shape) {
   py::tuple t(shape.size());
   for (size_t i = 0; i < shape.size(); ++i)
@@ -277,7 +243,7 @@ std::map<std::string, glimmer_rt::Tensor> initialParameters(Program &program) {
   if (fn == program.model.info().functions.end())
     throw glimmer_rt::RuntimeError("the compiled program has no @forward");
   for (const glimmer::Slot &slot : fn->second.arguments) {
-    if (slot.role != glimmer::Slot::Parameter)
+    if (slot.role != glimmer::Role::Parameter)
       continue;
     const glimmer_rt::TensorInfo *info = weights->find(slot.name);
     if (!info)
@@ -391,10 +357,10 @@ PYBIND11_MODULE(_driver, m) {
             py::list out;
             for (const glimmer::Slot &s :
                  results ? it->second.results : it->second.arguments)
-              out.append(py::make_tuple(
-                  roleName(s.role), s.name,
-                  std::string(glimmer_rt::dtypeName(s.dtype)),
-                  shapeTuple(s.shape)));
+              out.append(
+                  py::make_tuple(std::string(glimmer::roleName(s.role)), s.name,
+                                 std::string(glimmer_rt::dtypeName(s.dtype)),
+                                 shapeTuple(s.shape)));
             return out;
           },
           py::arg("function"), py::arg("results") = false,

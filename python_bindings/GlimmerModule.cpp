@@ -10,7 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "glimmer/Spmd/SpmdContext.h"
+#include "glimmer_contract/Attributes.h"
+#include "glimmer_contract/SpmdContext.h"
 
 #include <pybind11/pybind11.h>
 
@@ -47,6 +48,8 @@ SpmdContext parseOrThrow(const std::string &text) {
 
 PYBIND11_MODULE(_glimmer, m) {
   m.doc() = "Glimmer: an MLIR compiler for context-parallel VLM training";
+  // A checkpoint's metadata key of its step count.
+  m.attr("_CHECKPOINT_STEP_KEY") = glimmer::kCheckpointStepKey;
 
   py::class_<SpmdContext>(m, "SpmdContext", R"doc(
 A parallel layout. Use as a context manager to make it the current layout of

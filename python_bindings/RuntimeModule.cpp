@@ -163,17 +163,9 @@ PYBIND11_MODULE(_runtime, m) {
       },
       py::arg("device"), "Sets the calling thread's current device");
 
-  py::enum_<DType>(m, "DType")
-      .value("F64", DType::F64)
-      .value("F32", DType::F32)
-      .value("BF16", DType::BF16)
-      .value("F16", DType::F16)
-      .value("I64", DType::I64)
-      .value("I32", DType::I32)
-      .value("I16", DType::I16)
-      .value("I8", DType::I8)
-      .value("U8", DType::U8)
-      .value("Bool", DType::Bool);
+  py::enum_<DType> dtypes(m, "DType");
+  for (DType d : glimmer::kAllDTypes)
+    dtypes.value(std::string(glimmer::dtypeEnumerator(d)).c_str(), d);
   py::enum_<Reduction>(m, "Reduction")
       .value("Sum", Reduction::Sum)
       .value("Max", Reduction::Max)

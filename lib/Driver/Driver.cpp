@@ -2,13 +2,15 @@
 
 #include "glimmer/Driver/Driver.h"
 #include "glimmer/Conversion/Passes.h"
+#include "glimmer/Dialect/Glimmer/IR/DType.h"
 #include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 #include "glimmer/Dialect/Glimmer/Transforms/Pipelines.h"
 #include "glimmer/Import/TorchScript.h"
-#include "glimmer_rt/Kernels.h"
+#include "glimmer_contract/Manifest.h"
 #include "glimmer_rt/Collectives.h"
 #include "glimmer_rt/Files.h"
+#include "glimmer_rt/Kernels.h"
 #include "glimmer_rt/ProgramCache.h"
 #include "glimmer_rt/Safetensors.h"
 
@@ -35,8 +37,8 @@ using namespace mlir;
 #ifndef GLIMMER_RT_LIBRARY_DIR
 #error "GLIMMER_RT_LIBRARY_DIR must be defined by the build"
 #endif
-#ifndef GLIMMER_INCLUDE_DIR
-#error "GLIMMER_INCLUDE_DIR must be defined by the build"
+#ifndef GLIMMER_CONTRACT_INCLUDE_DIR
+#error "GLIMMER_CONTRACT_INCLUDE_DIR must be defined by the build"
 #endif
 
 namespace {
@@ -59,26 +61,6 @@ std::string fixed(double v, int digits = 2) {
   std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
   return buf;
 }
-
-std::optional<glimmer_rt::DType> dtypeOf(Type t) {
-  using glimmer_rt::DType;
-  if (t.isF32())
-    return DType::F32;
-  if (t.isF64())
-    return DType::F64;
-  if (t.isBF16())
-    return DType::BF16;
-  if (t.isF16())
-    return DType::F16;
-  if (t.isInteger(64))
-    return DType::I64;
-  if (t.isInteger(32))
-    return DType::I32;
-  if (t.isInteger(1))
-    return DType::Bool;
-  return std::nullopt;
-}
-
 
 /// The compile pipeline's options for these driver options.
 void setPipelineOptions(const DriverOptions &options,
@@ -190,7 +172,7 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
   model.module = std::move(module);
   model.weightsPath = std::move(weightsPath);
   // The manifest: what the runtime needs to bind and run the program.
-  glimmer_rt::ProgramInfo info;
+  ProgramInfo info;
   if (SpmdAttr spmd = getRecordedSpmd(*model.module))
     info.layout = spmd.getLayout();
   model.module->walk([&](VisionGatherOp gather) {
@@ -204,9 +186,9 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
     auto arg = dyn_cast<BlockArgument>(indices.getTokens());
     auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
                     : func::FuncOp();
-    auto name = func ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                          "glimmer.input")
-                     : StringAttr();
+    auto name =
+        func ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kInputAttr)
+             : StringAttr();
     if (!name)
       return;
     info.visionChecks.push_back(
@@ -214,50 +196,38 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
          cast<RankedTensorType>(gather.getBank().getType()).getDimSize(0)});
   });
   if (auto traced =
-          (*model.module)
-              ->getAttrOfType<DictionaryAttr>("glimmer.traced_inputs"))
+          (*model.module)->getAttrOfType<DictionaryAttr>(kTracedInputsAttr))
     for (NamedAttribute entry : traced)
       info.tracedInputs.push_back(
           {entry.getName().str(),
            cast<StringAttr>(entry.getValue()).getValue().str()});
   for (auto func : model.module->getOps<func::FuncOp>()) {
-    glimmer_rt::Function fn;
+    Signature fn;
     auto toSlot = [&](DictionaryAttr attrs, Type type) -> FailureOr<Slot> {
       Slot slot;
-      static const std::pair<const char *, Slot::Role> roles[] = {
-          {"glimmer.input", Slot::Input},
-          {"glimmer.param", Slot::Parameter},
-          {"glimmer.buffer", Slot::Buffer},
-          {"glimmer.grad", Slot::Grad},
-          {"glimmer.exp_avg", Slot::ExpAvg},
-          {"glimmer.exp_avg_sq", Slot::ExpAvgSq}};
       if (attrs) {
-        for (auto [attr, role] : roles)
-          if (auto n = attrs.getAs<StringAttr>(attr)) {
-            slot.role = role;
-            slot.name = n.getValue().str();
+        // Boundaries are named by their index in the cut.
+        for (const RoleAttr &r : kRoleAttrs) {
+          Attribute value = attrs.get(r.attr);
+          if (r.value == RoleValue::Name) {
+            if (auto n = dyn_cast_or_null<StringAttr>(value)) {
+              slot.role = r.role;
+              slot.name = n.getValue().str();
+            }
+          } else if (r.value == RoleValue::Index) {
+            if (auto index = dyn_cast_or_null<IntegerAttr>(value)) {
+              slot.role = r.role;
+              slot.name = std::to_string(index.getInt());
+            }
+          } else if (value) {
+            slot.role = r.role;
           }
-        if (attrs.get("glimmer.step"))
-          slot.role = Slot::Step;
-        if (attrs.get("glimmer.microbatch"))
-          slot.role = Slot::Microbatch;
-        // Pipeline boundaries: the index in the cut is the slot's name.
-        static const std::pair<const char *, Slot::Role> boundaries[] = {
-            {"glimmer.activation", Slot::Activation},
-            {"glimmer.cotangent", Slot::Cotangent},
-            {"glimmer.activation_grad", Slot::ActivationGrad},
-            {"glimmer.prologue", Slot::Prologue},
-            {"glimmer.prologue_grad", Slot::PrologueGrad}};
-        for (auto [attr, role] : boundaries)
-          if (auto index = attrs.getAs<IntegerAttr>(attr)) {
-            slot.role = role;
-            slot.name = std::to_string(index.getInt());
-          }
-        if (attrs.get("glimmer.partial"))
+        }
+        if (attrs.get(kPartialAttr))
           return func.emitError()
                  << "a result is still a per-rank partial sum after the "
                     "pipeline (glimmer-reduce-partials did not run)";
-        if (auto sharded = attrs.getAs<ShardingAttr>("glimmer.sharded"))
+        if (auto sharded = attrs.getAs<ShardingAttr>(kShardedAttr))
           for (unsigned d = 0; d < sharded.getDims().size(); ++d) {
             std::vector<std::string> axes;
             for (StringRef a : sharded.getDimAxes(d))
@@ -294,7 +264,7 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
   llvm::raw_string_ostream os(model.cppSource);
   if (failed(emitCpp(*model.module, os)))
     return failure();
-  os << glimmer_rt::manifestFunctionSource(info.toManifest());
+  os << manifestFunctionSource(info.toManifest());
   if (options.progress)
     options.progress("lowered to C++ (" +
                      std::to_string(llvm::count(model.cppSource, '\n')) +
@@ -303,7 +273,7 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
   glimmer_rt::ProgramBuildOptions build;
   build.cacheDir = cacheDir;
   build.runtimeIncludeDir = GLIMMER_RT_INCLUDE_DIR;
-  build.glimmerIncludeDir = GLIMMER_INCLUDE_DIR;
+  build.contractIncludeDir = GLIMMER_CONTRACT_INCLUDE_DIR;
   build.runtimeLibraryDir = GLIMMER_RT_LIBRARY_DIR;
   build.progress = progress;
   std::string error;

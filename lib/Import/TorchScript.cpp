@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Importer.h"
+#include "glimmer_contract/Attributes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -832,7 +833,7 @@ mlir::OwningOpRef<mlir::ModuleOp> Importer::run() {
     llvm::SmallVector<mlir::NamedAttribute> entries;
     for (const auto &[name, digest] : tracedInputs)
       entries.push_back(b.getNamedAttr(name, b.getStringAttr(digest)));
-    moduleOp->setAttr("glimmer.traced_inputs", b.getDictionaryAttr(entries));
+    moduleOp->setAttr(kTracedInputsAttr, b.getDictionaryAttr(entries));
   }
   b.setInsertionPointToEnd(moduleOp.getBody());
   auto funcType = b.getFunctionType(argTypes, {});
@@ -840,14 +841,13 @@ mlir::OwningOpRef<mlir::ModuleOp> Importer::run() {
                                          options.functionName, funcType);
   mlir::Block *entry = func.addEntryBlock();
   for (size_t i = 0; i < numInputs; ++i) {
-    func.setArgAttr(i, "glimmer.input", b.getStringAttr(argNames[i]));
+    func.setArgAttr(i, kInputAttr, b.getStringAttr(argNames[i]));
     env[graph->inputs()[inputGraphIndices[i]]] =
         Imp::ofTensor(entry->getArgument(i));
   }
   for (size_t i = 0; i < stateDict.size(); ++i) {
     auto &[name, tensor, isParam] = stateDict[i];
-    func.setArgAttr(numInputs + i,
-                    isParam ? "glimmer.param" : "glimmer.buffer",
+    func.setArgAttr(numInputs + i, isParam ? kParamAttr : kBufferAttr,
                     b.getStringAttr(name));
     stateArgs[name] = entry->getArgument(numInputs + i);
   }

@@ -29,7 +29,7 @@ import time
 import warnings
 from collections.abc import Mapping
 
-from ._glimmer import SpmdContext
+from ._glimmer import _CHECKPOINT_STEP_KEY, SpmdContext
 
 __all__ = ["SpmdContext", "CompileError", "Program", "compile"]
 
@@ -384,7 +384,7 @@ class Program:
                 out[key] = (state[key].astype(_NP_OF[dtype])
                             if keep_optimizer and key in state
                             else np.zeros(shape, _NP_OF[dtype]))
-        step = meta.get("glimmer.step", "0") if keep_optimizer else "0"
+        step = meta.get(_CHECKPOINT_STEP_KEY, "0") if keep_optimizer else "0"
         tensors = os.path.join(self._tmp.name, "transfer-tensors.safetensors")
         with open(tensors, "wb") as f:
             f.write(_safetensors_image(out))

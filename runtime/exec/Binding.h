@@ -1,7 +1,8 @@
-//===- Binding.h - Setting per-call arguments of compiled functions -*- C++ -*-===//
+//===- Binding.h - Setting per-call arguments of compiled functions -*- C++
+//-*-===//
 //
-// Internal to runtime/exec: what the trainer and the pipeline schedule share
-// when they bind a call.
+// Internal to runtime/exec: what the trainer, the forward and the pipeline
+// schedule share when they bind a call.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,12 @@ std::vector<Tensor> withMicrobatch(const Function &fn, std::vector<Tensor> args,
 /// (the first one of a name is kept as it is).
 void addGradients(std::map<std::string, Tensor> &grads, const Function &fn,
                   const std::vector<Tensor> &outputs);
+
+/// The data inputs of `fns`, read from `data` on the host once (each rank
+/// moves them to its device).
+Trainer::Inputs readInputs(const std::vector<const Function *> &fns,
+                           const SpmdContext &layout,
+                           const SafetensorsFile &data);
 
 /// One step of a pipeline schedule: the forward or the backward of a
 /// micro-batch on one of the rank's stages (its chunk; 0 unless

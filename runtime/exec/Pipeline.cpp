@@ -63,7 +63,7 @@ namespace {
 
 /// The positions of `fn`'s arguments (or results) of `role`, by their index
 /// in the cut.
-std::vector<size_t> slotsOf(const std::vector<Slot> &slots, Slot::Role role) {
+std::vector<size_t> slotsOf(const std::vector<Slot> &slots, Role role) {
   std::vector<std::pair<int64_t, size_t>> found;
   for (size_t i = 0; i < slots.size(); ++i)
     if (slots[i].role == role)
@@ -163,12 +163,12 @@ Trainer::StepResult Trainer::pipelineStep(const Batch &batch) {
       k.grad = f.grads[c];
       k.fwdArgs = bind(*k.fwd, rank, &inputs, {});
       k.gradArgs = bind(*k.grad, rank, &inputs, {});
-      k.fwdIn = slotsOf(k.fwd->arguments, Slot::Activation);
-      k.fwdOut = slotsOf(k.fwd->results, Slot::Activation);
-      k.gradIn = slotsOf(k.grad->arguments, Slot::Activation);
-      k.gradCot = slotsOf(k.grad->arguments, Slot::Cotangent);
-      k.gradOut = slotsOf(k.grad->results, Slot::ActivationGrad);
-      k.proOut = slotsOf(k.grad->results, Slot::PrologueGrad);
+      k.fwdIn = slotsOf(k.fwd->arguments, Role::Activation);
+      k.fwdOut = slotsOf(k.fwd->results, Role::Activation);
+      k.gradIn = slotsOf(k.grad->arguments, Role::Activation);
+      k.gradCot = slotsOf(k.grad->arguments, Role::Cotangent);
+      k.gradOut = slotsOf(k.grad->results, Role::ActivationGrad);
+      k.proOut = slotsOf(k.grad->results, Role::PrologueGrad);
       mine.push_back(std::move(k));
     }
 
@@ -192,11 +192,12 @@ Trainer::StepResult Trainer::pipelineStep(const Batch &batch) {
       Frame frame;
       frame.inputs = bind(*f.prologue, rank, &inputs, {});
       timed(*f.prologue, frame);
-      std::vector<size_t> out = slotsOf(f.prologue->results, Slot::Activation);
+      std::vector<size_t> out = slotsOf(f.prologue->results, Role::Activation);
       Chunk &first = mine[0];
-      std::vector<size_t> intoFwd = slotsOf(first.fwd->arguments, Slot::Prologue);
+      std::vector<size_t> intoFwd =
+          slotsOf(first.fwd->arguments, Role::Prologue);
       std::vector<size_t> intoGrad =
-          slotsOf(first.grad->arguments, Slot::Prologue);
+          slotsOf(first.grad->arguments, Role::Prologue);
       for (size_t k = 0; k < intoFwd.size(); ++k)
         first.fwdArgs[intoFwd[k]] = frame.outputs[out[k]];
       for (size_t k = 0; k < intoGrad.size(); ++k)
@@ -267,7 +268,7 @@ Trainer::StepResult Trainer::pipelineStep(const Batch &batch) {
       const Function &pg = *f.prologueGrad;
       Frame frame;
       frame.inputs = bind(pg, rank, &inputs, {});
-      std::vector<size_t> cot = slotsOf(pg.arguments, Slot::Cotangent);
+      std::vector<size_t> cot = slotsOf(pg.arguments, Role::Cotangent);
       for (size_t i = 0; i < cot.size(); ++i)
         frame.inputs[cot[i]] = proCot[i];
       timed(pg, frame);

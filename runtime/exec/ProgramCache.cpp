@@ -32,7 +32,7 @@ std::string headersDigest(const ProgramBuildOptions &options) {
   std::error_code ec;
   for (const std::string &dir :
        {options.runtimeIncludeDir + "/glimmer_rt",
-        options.glimmerIncludeDir + "/glimmer/Spmd"})
+        options.contractIncludeDir + "/glimmer_contract"})
     for (std::filesystem::directory_iterator it(dir, ec), end;
          !ec && it != end; it.increment(ec))
       files.push_back(it->path().string());
@@ -117,8 +117,13 @@ std::string glimmer_rt::buildProgram(const std::string &source,
       // compiled, optimized, in the runtime library). -O0 compiles it 8x
       // faster than -O2 (measured on the reference VLM, 2000 lines: 1.0 s
       // vs 8.5 s) at no measurable cost per step.
-      "-std=c++17", "-O0", "-fPIC", "-shared", "-Wall",
-      "-I" + options.runtimeIncludeDir, "-I" + options.glimmerIncludeDir,
+      "-std=c++17",
+      "-O0",
+      "-fPIC",
+      "-shared",
+      "-Wall",
+      "-I" + options.runtimeIncludeDir,
+      "-I" + options.contractIncludeDir,
       "-L" + options.runtimeLibraryDir,
       "-Wl,-rpath," + options.runtimeLibraryDir};
   std::string key = source + '\0' + cxx + '\0' + headersDigest(options);

@@ -11,45 +11,6 @@
 
 using namespace glimmer_rt;
 
-namespace {
-struct DTypeEntry {
-  DType dtype;
-  const char *name;
-  size_t size;
-};
-constexpr DTypeEntry kDTypes[] = {
-    {DType::F64, "F64", 8}, {DType::F32, "F32", 4},  {DType::BF16, "BF16", 2},
-    {DType::F16, "F16", 2}, {DType::I64, "I64", 8},  {DType::I32, "I32", 4},
-    {DType::I16, "I16", 2}, {DType::I8, "I8", 1},    {DType::U8, "U8", 1},
-    {DType::Bool, "BOOL", 1}};
-} // namespace
-
-size_t glimmer_rt::dtypeSize(DType dtype) {
-  for (const DTypeEntry &e : kDTypes)
-    if (e.dtype == dtype)
-      return e.size;
-  return 0;
-}
-
-std::string_view glimmer_rt::dtypeName(DType dtype) {
-  for (const DTypeEntry &e : kDTypes)
-    if (e.dtype == dtype)
-      return e.name;
-  return "?";
-}
-
-std::optional<DType> glimmer_rt::dtypeFromName(std::string_view name) {
-  for (const DTypeEntry &e : kDTypes)
-    if (name == e.name)
-      return e.dtype;
-  return std::nullopt;
-}
-
-bool glimmer_rt::isFloating(DType dtype) {
-  return dtype == DType::F64 || dtype == DType::F32 || dtype == DType::BF16 ||
-         dtype == DType::F16;
-}
-
 int64_t TensorInfo::numElements() const {
   int64_t n = 1;
   for (int64_t d : shape)

@@ -50,8 +50,8 @@ using namespace glimmer_rt;
 #ifndef GLIMMER_RT_INCLUDE_DIR
 #error "GLIMMER_RT_INCLUDE_DIR must be defined by the build"
 #endif
-#ifndef GLIMMER_INCLUDE_DIR
-#error "GLIMMER_INCLUDE_DIR must be defined by the build"
+#ifndef GLIMMER_CONTRACT_INCLUDE_DIR
+#error "GLIMMER_CONTRACT_INCLUDE_DIR must be defined by the build"
 #endif
 #ifndef GLIMMER_RT_LIBRARY_DIR
 #error "GLIMMER_RT_LIBRARY_DIR must be defined by the build"
@@ -73,7 +73,7 @@ ProgramBuildOptions buildOptions(const std::string &cacheDir, bool quiet) {
   ProgramBuildOptions options;
   options.cacheDir = cacheDir;
   options.runtimeIncludeDir = GLIMMER_RT_INCLUDE_DIR;
-  options.glimmerIncludeDir = GLIMMER_INCLUDE_DIR;
+  options.contractIncludeDir = GLIMMER_CONTRACT_INCLUDE_DIR;
   options.runtimeLibraryDir = GLIMMER_RT_LIBRARY_DIR;
   if (!quiet)
     options.progress = [](const std::string &message) {

@@ -15,6 +15,7 @@
 #include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 #include "glimmer/Driver/Driver.h"
+#include "glimmer_contract/Attributes.h"
 
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -88,8 +89,9 @@ bool check(MLIRContext &context, func::FuncOp original) {
     if (!type || !type.getElementType().isF64())
       return report("(argument #" + std::to_string(arg.getArgNumber()) +
                     " is not an f64 tensor; make integer operands constants)");
-    func.setArgAttr(arg.getArgNumber(), "glimmer.param",
-                    b.getStringAttr("arg" + std::to_string(arg.getArgNumber())));
+    func.setArgAttr(
+        arg.getArgNumber(), glimmer::kParamAttr,
+        b.getStringAttr("arg" + std::to_string(arg.getArgNumber())));
     inputs.push_back(randomTensor(type, rng));
     params.push_back(arg.getArgNumber());
   }
@@ -107,7 +109,7 @@ bool check(MLIRContext &context, func::FuncOp original) {
   std::vector<std::string> gradNames;
   for (unsigned i = 1; i < gradFunc.getNumResults(); ++i)
     gradNames.push_back(
-        gradFunc.getResultAttrOfType<StringAttr>(i, "glimmer.grad").str());
+        gradFunc.getResultAttrOfType<StringAttr>(i, glimmer::kGradAttr).str());
   auto compiled = glimmer::compileModule(
       context, std::move(module),
       cacheDir.empty() ? glimmer::defaultCacheDir() : std::string(cacheDir),
@@ -174,8 +176,8 @@ bool check(MLIRContext &context, func::FuncOp original) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "Glimmer: check VJP rules by finite differences\n");
+  cl::ParseCommandLineOptions(
+      argc, argv, "Glimmer: check VJP rules by finite differences\n");
   DialectRegistry registry;
   registry.insert<glimmer::GlimmerDialect, func::FuncDialect,
                   emitc::EmitCDialect>();

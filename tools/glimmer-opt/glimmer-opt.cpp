@@ -9,7 +9,7 @@
 #include "glimmer/Dialect/Glimmer/IR/GlimmerDialect.h"
 #include "glimmer/Dialect/Glimmer/Transforms/Pipelines.h"
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
-#include "glimmer/Spmd/SpmdContext.h"
+#include "glimmer_contract/SpmdContext.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"

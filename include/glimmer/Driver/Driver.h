@@ -11,7 +11,8 @@
 #ifndef GLIMMER_DRIVER_DRIVER_H
 #define GLIMMER_DRIVER_DRIVER_H
 
-#include "glimmer/Spmd/SpmdContext.h"
+#include "glimmer_contract/Manifest.h"
+#include "glimmer_contract/SpmdContext.h"
 #include "glimmer_rt/Files.h"
 #include "glimmer_rt/Trainer.h"
 
@@ -69,9 +70,7 @@ struct DriverOptions {
 
 // The run half lives in the runtime (glimmer_rt/Trainer.h), so programs
 // compiled here also run where no compiler is installed (glimmer-run).
-using glimmer_rt::Slot;
 using CompiledFunction = glimmer_rt::Function;
-using glimmer_rt::VisionMergeCheck;
 
 struct CompiledModel {
   /// The loaded program and its manifest.

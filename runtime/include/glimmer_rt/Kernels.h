@@ -14,7 +14,7 @@
 #ifndef GLIMMER_RT_KERNELS_H
 #define GLIMMER_RT_KERNELS_H
 
-#include "glimmer/Spmd/Enums.h"
+#include "glimmer_contract/Enums.h"
 #include "glimmer_rt/Tensor.h"
 
 #include <initializer_list>

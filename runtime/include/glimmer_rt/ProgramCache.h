@@ -23,8 +23,8 @@ struct ProgramBuildOptions {
   /// The cache directory (checked with preparePrivateDirectory).
   std::string cacheDir;
   /// Where the runtime's headers (glimmer_rt/...), the shared plain-C++
-  /// headers (glimmer/Spmd/...) and libglimmer_rt live.
-  std::string runtimeIncludeDir, glimmerIncludeDir, runtimeLibraryDir;
+  /// headers of the contract (glimmer_contract/...) and libglimmer_rt live.
+  std::string runtimeIncludeDir, contractIncludeDir, runtimeLibraryDir;
   /// Progress messages ("compiling ...") go here when set.
   std::function<void(const std::string &)> progress;
 };

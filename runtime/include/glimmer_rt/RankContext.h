@@ -9,9 +9,9 @@
 #ifndef GLIMMER_RT_RANKCONTEXT_H
 #define GLIMMER_RT_RANKCONTEXT_H
 
-#include "glimmer/Spmd/SpmdContext.h"
+#include "glimmer_contract/Sharding.h"
+#include "glimmer_contract/SpmdContext.h"
 
-#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -26,7 +26,7 @@ using glimmer::SpmdContext;
 struct RankContext {
   SpmdContext layout;
   int64_t rank = 0;
-  std::array<int64_t, kNumMeshAxes> coords{0, 0, 0, 0, 0};
+  glimmer::MeshCoords coords{0, 0, 0, 0, 0};
 
   /// The context of `rank` in `layout`; `rank` must be in [0, worldSize).
   static RankContext forRank(const SpmdContext &layout, int64_t rank);
@@ -50,19 +50,13 @@ struct RankContext {
   static const RankContext &current();
 };
 
-/// Makes `context` the calling thread's rank for the scope's lifetime.
-class RankScope {
-public:
-  explicit RankScope(const RankContext &context);
-  ~RankScope();
-  RankScope(const RankScope &) = delete;
-  RankScope &operator=(const RankScope &) = delete;
-
-private:
-  RankContext context;
-  const RankContext *previous;
-};
+/// Makes a context the calling thread's rank for the scope's lifetime.
+using RankScope = glimmer::CurrentScope<RankContext>;
 
 } // namespace glimmer_rt
+
+template <>
+const glimmer_rt::RankContext *&
+glimmer::ThreadCurrent<glimmer_rt::RankContext>::slot();
 
 #endif // GLIMMER_RT_RANKCONTEXT_H

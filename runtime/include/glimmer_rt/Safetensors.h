@@ -11,6 +11,8 @@
 #ifndef GLIMMER_RT_SAFETENSORS_H
 #define GLIMMER_RT_SAFETENSORS_H
 
+#include "glimmer_contract/DType.h"
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -21,15 +23,12 @@
 
 namespace glimmer_rt {
 
-/// Element types the runtime knows, named as safetensors names them.
-enum class DType { F64, F32, BF16, F16, I64, I32, I16, I8, U8, Bool };
-
-/// Bytes per element.
-size_t dtypeSize(DType dtype);
-/// "F32", "I64", "BOOL", ...
-std::string_view dtypeName(DType dtype);
-std::optional<DType> dtypeFromName(std::string_view name);
-bool isFloating(DType dtype);
+/// Element types, named as safetensors names them.
+using glimmer::DType;
+using glimmer::dtypeFromName;
+using glimmer::dtypeName;
+using glimmer::dtypeSize;
+using glimmer::isFloating;
 
 /// One tensor of a safetensors file.
 struct TensorInfo {

@@ -24,6 +24,8 @@
 #include "glimmer_rt/RankContext.h"
 #include "glimmer_rt/Synthetic.h"
 
+#include "glimmer_contract/Manifest.h"
+
 #include <chrono>
 #include <functional>
 #include <iosfwd>
@@ -34,93 +36,18 @@
 
 namespace glimmer_rt {
 
-/// An argument or result of a compiled function, identified by role and
-/// state_dict name.
-struct Slot {
-  enum Role {
-    Input,
-    Parameter,
-    Buffer,
-    Grad,
-    ExpAvg,
-    ExpAvgSq,
-    Step,
-    /// The index of the micro-batch a call computes (a host i64 scalar).
-    Microbatch,
-    /// Pipeline boundaries (`name` holds the index in the cut): a stage's
-    /// activation input or output, the cotangent of an output (an input of
-    /// the stage's backward), and an activation input's cotangent (a result
-    /// of the backward, sent to the previous stage).
-    Activation,
-    Cotangent,
-    ActivationGrad,
-    /// Stage 0's inputs from the prologue (the once-per-step vision work)
-    /// and their cotangents.
-    Prologue,
-    PrologueGrad,
-    Other
-  };
-  Role role = Other;
-  std::string name;
-  DType dtype = DType::F32;
-  /// The rank-local shape.
-  Shape shape;
-  /// How the tensor is split over the mesh, as #glimmer.sharding says it:
-  /// for each dimension the axes it is split over (first axis major), none
-  /// where it is whole; empty when the tensor is replicated. Each rank holds
-  /// its block, cut along every split dimension as glimmer.local_shard cuts.
-  std::vector<std::vector<std::string>> dimAxes;
+// The manifest (glimmer_contract/Manifest.h) describes the functions.
+using glimmer::ProgramInfo;
+using glimmer::Role;
+using glimmer::Signature;
+using glimmer::Slot;
+using glimmer::TracedInput;
+using glimmer::VisionMergeCheck;
 
-  bool isSharded() const;
-  /// The manifest's text of `dimAxes`: `-` when replicated, else one
-  /// bracketed list of axes per dimension, e.g. `[tp][dp_shard,cp]`.
-  std::string shardingText() const;
-  /// Parses shardingText() for a tensor of `rank` dimensions; false (with
-  /// `error`) when it is malformed.
-  bool parseSharding(const std::string &text, size_t rank, std::string &error);
-};
-
-struct Function {
+/// A function of a loaded program: its manifest entry and its entry point.
+struct Function : Signature {
   EntryFn entry = nullptr;
-  std::vector<Slot> arguments;
-  std::vector<Slot> results;
 };
-
-/// What the program's vision merge expects of a batch: every image token of
-/// `tokensInput` takes one row of the vision encoder's output, which has
-/// `bankRows` rows.
-struct VisionMergeCheck {
-  std::string tokensInput;
-  int64_t imageTokenId = 0;
-  int64_t bankRows = 0;
-};
-
-/// An input the traced program never read: the trace holds what the model
-/// computed from its values as constants, so a batch must carry the same
-/// values (`digest`: tensorDigest of the example's).
-struct TracedInput {
-  std::string name;
-  std::string digest;
-};
-
-/// What a compiled program declares about itself (its manifest).
-struct ProgramInfo {
-  /// The layout the program was partitioned for.
-  SpmdContext layout;
-  std::map<std::string, Function> functions;
-  std::vector<VisionMergeCheck> visionChecks;
-  std::vector<TracedInput> tracedInputs;
-
-  /// The manifest text (line based; entries are not set).
-  std::string toManifest() const;
-  /// Parses a manifest; false and `error` on malformed text.
-  static bool parseManifest(const std::string &text, ProgramInfo &info,
-                            std::string &error);
-};
-
-/// The C++ a program's source ends with: `glimmer_program_manifest()`
-/// returning `manifest`.
-std::string manifestFunctionSource(const std::string &manifest);
 
 /// A loaded program: its library and its manifest, entries bound.
 class CompiledProgram {
@@ -134,12 +61,14 @@ public:
   /// Throws RuntimeError when the program has no such function.
   const Function &function(const std::string &name) const;
   bool hasFunction(const std::string &name) const {
-    return programInfo.functions.count(name) != 0;
+    return functions.count(name) != 0;
   }
 
 private:
   std::unique_ptr<LoadedProgram> library;
   ProgramInfo programInfo;
+  /// Every function of the manifest, its entry point bound.
+  std::map<std::string, Function> functions;
 };
 
 enum class Backend { CPU, CUDA };
@@ -277,7 +206,7 @@ private:
   /// Full (host) tensors of `which` state, reassembled from the ranks.
   State gather(State RankState::*which) const;
   void load(const SafetensorsFile &file, const std::string &prefix,
-            State RankState::*which, Slot::Role role, const char *what);
+            State RankState::*which, Role role, const char *what);
 
   const CompiledProgram &program;
   Ranks &ranks;

@@ -2,7 +2,7 @@
 
 #include "glimmer/Dialect/Glimmer/IR/GlimmerAttrs.h"
 #include "glimmer/Dialect/Glimmer/IR/GlimmerDialect.h"
-#include "glimmer/Spmd/Enums.h"
+#include "glimmer_contract/Enums.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -15,11 +15,11 @@ using namespace glimmer;
 #include "glimmer/Dialect/Glimmer/IR/GlimmerEnums.cpp.inc"
 
 // The dialect's attribute enums are ODS's; the one definition the runtime
-// and the compiler share is glimmer/Spmd/Enums.h. Every case must agree.
+// and the compiler share is glimmer_contract/Enums.h. Every case must agree.
 #define GLIMMER_SAME_CASE(Ods, Abi, Name)                                      \
   static_assert(static_cast<unsigned>(Ods::Name) ==                            \
                     static_cast<unsigned>(Abi::Name),                          \
-                #Ods "::" #Name " differs from glimmer/Spmd/Enums.h");
+                #Ods "::" #Name " differs from glimmer_contract/Enums.h");
 GLIMMER_SAME_CASE(ReductionKind, abi::Reduction, Sum)
 GLIMMER_SAME_CASE(ReductionKind, abi::Reduction, Max)
 GLIMMER_SAME_CASE(ReductionKind, abi::Reduction, Min)
@@ -34,11 +34,11 @@ GLIMMER_SAME_CASE(RopeStyle, abi::RopeStyle, Half)
 GLIMMER_SAME_CASE(Balancer, abi::Balancer, HeadTail)
 GLIMMER_SAME_CASE(Balancer, abi::Balancer, Contiguous)
 #undef GLIMMER_SAME_CASE
-static_assert(getMaxEnumValForReductionKind() == 2 &&
-                  getMaxEnumValForCompareDirection() == 5 &&
-                  getMaxEnumValForRopeStyle() == 1 &&
-                  getMaxEnumValForBalancer() == 1,
-              "a dialect enum gained a case: add it to glimmer/Spmd/Enums.h");
+static_assert(
+    getMaxEnumValForReductionKind() == 2 &&
+        getMaxEnumValForCompareDirection() == 5 &&
+        getMaxEnumValForRopeStyle() == 1 && getMaxEnumValForBalancer() == 1,
+    "a dialect enum gained a case: add it to glimmer_contract/Enums.h");
 
 #define GET_ATTRDEF_CLASSES
 #include "glimmer/Dialect/Glimmer/IR/GlimmerAttrs.cpp.inc"

@@ -2,6 +2,7 @@
 
 #include "glimmer/Dialect/Glimmer/IR/GlimmerDialect.h"
 #include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
+#include "glimmer_contract/Attributes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -32,7 +33,7 @@ LogicalResult GlimmerDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a #glimmer.spmd attribute";
     return success();
   }
-  if (attr.getName() == "glimmer.traced_inputs") {
+  if (attr.getName() == kTracedInputsAttr) {
     // The importer's record of inputs the traced program holds as constants:
     // each name with the digest of the example's values.
     auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
@@ -44,8 +45,8 @@ LogicalResult GlimmerDialect::verifyOperationAttribute(Operation *op,
                                 "input names to digests, on a module";
     return success();
   }
-  if (attr.getName() == "glimmer.sequence_parallel" ||
-      attr.getName() == "glimmer.token_split") {
+  if (attr.getName() == kSequenceParallelAttr ||
+      attr.getName() == kTokenSplitAttr) {
     // A constraint a seed made: the sequence-parallel plan's, or a token
     // split (propagated after the TP plan, in that order reversed).
     if (!isa<ShardingConstraintOp>(op) || !isa<UnitAttr>(attr.getValue()))
@@ -54,25 +55,25 @@ LogicalResult GlimmerDialect::verifyOperationAttribute(Operation *op,
                                 "glimmer.sharding_constraint";
     return success();
   }
-  if (attr.getName() == "glimmer.stage_prologue") {
+  if (attr.getName() == kStagePrologueAttr) {
     if (!isa<FunctionOpInterface>(op) || !isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'glimmer.stage_prologue' is a unit "
                                 "attribute of a function";
     return success();
   }
-  if (attr.getName() == "glimmer.stage") {
+  if (attr.getName() == kStageAttr) {
     // glimmer-split-stages' pipeline stage functions.
     if (!isa<FunctionOpInterface>(op) || !isa<IntegerAttr>(attr.getValue()))
       return op->emitError()
              << "'glimmer.stage' is an integer attribute of a function";
     return success();
   }
-  if (attr.getName() == "glimmer.sharding_rule") {
+  if (attr.getName() == kShardingRuleAttr) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitError() << "'glimmer.sharding_rule' must be a string";
     return success();
   }
-  if (attr.getName() == "glimmer.shardings") {
+  if (attr.getName() == kShardingsAttr) {
     // Propagation's result: one sharding per result, each fitting it.
     auto list = dyn_cast<ArrayAttr>(attr.getValue());
     if (!list || list.size() != op->getNumResults())
@@ -159,20 +160,14 @@ static LogicalResult verifyShardedPiece(Operation *op, StringRef what,
   return success();
 }
 
-static bool isShardedPieceAttr(StringRef name) {
-  return name == "glimmer.sharded";
-}
+static bool isShardedPieceAttr(StringRef name) { return name == kShardedAttr; }
 
-/// Pipeline boundaries: a stage function's activation arguments and
-/// results (glimmer.activation = i: the i-th value of its cut), and their
-/// cotangents in the stage's backward (glimmer.cotangent: of result i;
-/// glimmer.activation_grad: of activation argument i); stage 0's arguments
-/// from the prologue (glimmer.prologue = i) and their cotangents
-/// (glimmer.prologue_grad).
-static bool isBoundaryAttr(StringRef name) {
-  return name == "glimmer.activation" || name == "glimmer.cotangent" ||
-         name == "glimmer.activation_grad" || name == "glimmer.prologue" ||
-         name == "glimmer.prologue_grad";
+/// Whether `name` is a role attribute whose value is a `kind`: a name (the
+/// importer's names of forward inputs, parameters and buffers, autodiff's of
+/// gradients and moments), an index in a pipeline cut, or a unit.
+static bool isRoleAttr(StringRef name, RoleValue kind) {
+  const RoleAttr *role = roleAttrNamed(name);
+  return role && role->value == kind;
 }
 
 static LogicalResult verifyBoundaryAttr(Operation *op, NamedAttribute attr) {
@@ -183,28 +178,19 @@ static LogicalResult verifyBoundaryAttr(Operation *op, NamedAttribute attr) {
   return success();
 }
 
-/// Argument attributes a glimmer program may carry besides a sharding: the
-/// importer's names for forward inputs, parameters and buffers.
-static bool isNameAttr(StringRef name) {
-  return name == "glimmer.input" || name == "glimmer.param" ||
-         name == "glimmer.buffer" || name == "glimmer.grad" ||
-         name == "glimmer.exp_avg" || name == "glimmer.exp_avg_sq";
-}
-
 LogicalResult GlimmerDialect::verifyRegionArgAttribute(Operation *op,
                                                        unsigned regionIndex,
                                                        unsigned argIndex,
                                                        NamedAttribute attr) {
-  if (isNameAttr(attr.getName().getValue())) {
+  if (isRoleAttr(attr.getName().getValue(), RoleValue::Name)) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitError() << "'" << attr.getName().getValue()
                              << "' must be a string";
     return success();
   }
-  if (isBoundaryAttr(attr.getName().getValue()))
+  if (isRoleAttr(attr.getName().getValue(), RoleValue::Index))
     return verifyBoundaryAttr(op, attr);
-  if (attr.getName() == "glimmer.step" ||
-      attr.getName() == "glimmer.microbatch") {
+  if (isRoleAttr(attr.getName().getValue(), RoleValue::Unit)) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << attr.getName().getValue()
                              << "' must be a unit attribute";
@@ -231,15 +217,15 @@ LogicalResult GlimmerDialect::verifyRegionResultAttribute(Operation *op,
                                                           unsigned regionIndex,
                                                           unsigned resultIndex,
                                                           NamedAttribute attr) {
-  if (isBoundaryAttr(attr.getName().getValue()))
+  if (isRoleAttr(attr.getName().getValue(), RoleValue::Index))
     return verifyBoundaryAttr(op, attr);
-  if (attr.getName() == "glimmer.partial") {
+  if (attr.getName() == kPartialAttr) {
     if (!isa<ArrayAttr>(attr.getValue()))
       return op->emitError()
              << "'glimmer.partial' must be an array of mesh axis names";
     return success();
   }
-  if (isNameAttr(attr.getName().getValue())) {
+  if (isRoleAttr(attr.getName().getValue(), RoleValue::Name)) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitError() << "'" << attr.getName().getValue()
                              << "' must be a string";

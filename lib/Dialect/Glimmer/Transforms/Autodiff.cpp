@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+#include "glimmer_contract/Attributes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -35,12 +36,12 @@ namespace {
 /// The argument attribute that describes a sharded parameter (its per-rank
 /// piece under TP, FSDP or both); it travels with it to its gradient and
 /// optimizer state.
-constexpr StringRef kShardAttrs[] = {"glimmer.sharded"};
+constexpr StringRef kShardAttrs[] = {kShardedAttr};
 
 /// The mesh axes a piece described by `glimmer.sharded` is split over, in
 /// mesh order (the group whose ranks hold its pieces); null when whole.
 ArrayAttr shardAxesOf(func::FuncOp func, unsigned arg) {
-  auto sharded = func.getArgAttrOfType<ShardingAttr>(arg, "glimmer.sharded");
+  auto sharded = func.getArgAttrOfType<ShardingAttr>(arg, kShardedAttr);
   if (!sharded)
     return {};
   SmallVector<StringRef> axes;
@@ -137,7 +138,7 @@ void AutodiffPass::runOnOperation() {
   // Pipeline stages (glimmer-split-stages): each rank trains its stages.
   SmallVector<func::FuncOp> stages;
   for (auto fn : module.getOps<func::FuncOp>())
-    if (fn->hasAttr("glimmer.stage"))
+    if (fn->hasAttr(kStageAttr))
       stages.push_back(fn);
   if (!stages.empty())
     return buildPipelineSteps(stages);
@@ -169,7 +170,7 @@ void AutodiffPass::runOnOperation() {
     return signalPassFailure();
   }
   GradSpec spec{"grad_step", true,
-                forward.getResultAttrOfType<ArrayAttr>(0, "glimmer.partial")};
+                forward.getResultAttrOfType<ArrayAttr>(0, kPartialAttr)};
   FailureOr<SmallVector<unsigned>> params = buildGradStep(forward, spec);
   if (failed(params))
     return signalPassFailure();
@@ -186,8 +187,8 @@ void AutodiffPass::runOnOperation() {
 void AutodiffPass::buildPipelineSteps(ArrayRef<func::FuncOp> stages) {
   func::FuncOp last = stages.back();
   for (func::FuncOp s : stages)
-    if (s->getAttrOfType<IntegerAttr>("glimmer.stage").getInt() >
-        last->getAttrOfType<IntegerAttr>("glimmer.stage").getInt())
+    if (s->getAttrOfType<IntegerAttr>(kStageAttr).getInt() >
+        last->getAttrOfType<IntegerAttr>(kStageAttr).getInt())
       last = s;
   FunctionType lastType = last.getFunctionType();
   if (lastType.getNumResults() != 1 || !isFloatTensor(lastType.getResult(0)) ||
@@ -198,7 +199,7 @@ void AutodiffPass::buildPipelineSteps(ArrayRef<func::FuncOp> stages) {
                      << lastType.getResults();
     return signalPassFailure();
   }
-  auto partial = last.getResultAttrOfType<ArrayAttr>(0, "glimmer.partial");
+  auto partial = last.getResultAttrOfType<ArrayAttr>(0, kPartialAttr);
   ModuleOp module = getOperation();
   auto prologue = module.lookupSymbol<func::FuncOp>("prologue");
   // The prologue's parameters are updated with stage 0's.
@@ -223,7 +224,7 @@ void AutodiffPass::buildPipelineSteps(ArrayRef<func::FuncOp> stages) {
     FailureOr<SmallVector<unsigned>> params = buildGradStep(stage, spec);
     if (failed(params))
       return signalPassFailure();
-    int64_t s = stage->getAttrOfType<IntegerAttr>("glimmer.stage").getInt();
+    int64_t s = stage->getAttrOfType<IntegerAttr>(kStageAttr).getInt();
     for (unsigned i : *params)
       byRank[s % ranks].push_back({stage, i});
   }
@@ -233,7 +234,7 @@ void AutodiffPass::buildPipelineSteps(ArrayRef<func::FuncOp> stages) {
   for (auto [rank, all] : llvm::enumerate(byRank))
     for (auto [fn, i] : all) {
       std::string n =
-          fn.getArgAttrOfType<StringAttr>(i, "glimmer.param").getValue().str();
+          fn.getArgAttrOfType<StringAttr>(i, kParamAttr).getValue().str();
       auto &h = holders[n];
       if (h.empty() || h.back() != int64_t(rank))
         h.push_back(int64_t(rank));
@@ -255,7 +256,7 @@ void AutodiffPass::buildPipelineSteps(ArrayRef<func::FuncOp> stages) {
     SmallVector<DictionaryAttr> attrs;
     llvm::StringSet<> seen;
     for (auto [fn, i] : all) {
-      auto n = fn.getArgAttrOfType<StringAttr>(i, "glimmer.param");
+      auto n = fn.getArgAttrOfType<StringAttr>(i, kParamAttr);
       if (!seen.insert(n.getValue()).second)
         continue;
       types.push_back(fn.getArgumentTypes()[i]);
@@ -283,7 +284,7 @@ AutodiffPass::buildGradStep(func::FuncOp forward, const GradSpec &spec) {
   b.setInsertionPointAfter(forward);
   auto gradStep = cast<func::FuncOp>(b.clone(*forward));
   gradStep.setSymName(spec.name);
-  gradStep->removeAttr("glimmer.stage");
+  gradStep->removeAttr(kStageAttr);
   Block &body = gradStep.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   Value loss = spec.scalarLoss ? ret.getOperand(0) : Value();
@@ -295,7 +296,7 @@ AutodiffPass::buildGradStep(func::FuncOp forward, const GradSpec &spec) {
       if (failed(gradStep.insertArgument(
               n, r.getType(),
               b.getDictionaryAttr(b.getNamedAttr(
-                  "glimmer.cotangent", b.getI64IntegerAttr(int64_t(i)))),
+                  kCotangentAttr, b.getI64IntegerAttr(int64_t(i)))),
               r.getLoc()))) {
         gradStep.erase();
         return failure();
@@ -307,15 +308,15 @@ AutodiffPass::buildGradStep(func::FuncOp forward, const GradSpec &spec) {
   // from the prologue): their cotangents go back where they came from.
   SmallVector<unsigned> activations;
   for (BlockArgument arg : gradStep.getArguments())
-    if ((gradStep.getArgAttr(arg.getArgNumber(), "glimmer.activation") ||
-         gradStep.getArgAttr(arg.getArgNumber(), "glimmer.prologue")) &&
+    if ((gradStep.getArgAttr(arg.getArgNumber(), kActivationAttr) ||
+         gradStep.getArgAttr(arg.getArgNumber(), kPrologueAttr)) &&
         isFloatTensor(arg.getType()))
       activations.push_back(arg.getArgNumber());
 
   // Trainable parameters and the values they influence.
   SmallVector<unsigned> trainable;
   for (BlockArgument arg : gradStep.getArguments())
-    if (gradStep.getArgAttr(arg.getArgNumber(), "glimmer.param") &&
+    if (gradStep.getArgAttr(arg.getArgNumber(), kParamAttr) &&
         isFloatTensor(arg.getType()))
       trainable.push_back(arg.getArgNumber());
   if (trainable.empty()) {
@@ -436,18 +437,17 @@ AutodiffPass::buildGradStep(func::FuncOp forward, const GradSpec &spec) {
   // loss only, through collectives whose VJPs sum the rest.)
   ArrayAttr lossPartial = spec.lossPartial;
   if (lossPartial && loss)
-    gradStep.setResultAttr(0, "glimmer.partial", lossPartial);
+    gradStep.setResultAttr(0, kPartialAttr, lossPartial);
   for (auto [k, i] : llvm::enumerate(activations)) {
-    bool fromPrologue = bool(gradStep.getArgAttr(i, "glimmer.prologue"));
+    bool fromPrologue = bool(gradStep.getArgAttr(i, kPrologueAttr));
     gradStep.setResultAttr(
         (loss ? 1 : 0) + k,
-        fromPrologue ? "glimmer.prologue_grad" : "glimmer.activation_grad",
-        gradStep.getArgAttr(i, fromPrologue ? "glimmer.prologue"
-                                            : "glimmer.activation"));
+        fromPrologue ? kPrologueGradAttr : kActivationGradAttr,
+        gradStep.getArgAttr(i, fromPrologue ? kPrologueAttr : kActivationAttr));
   }
   for (auto [k, i] : llvm::enumerate(differentiated)) {
-    auto name = gradStep.getArgAttrOfType<StringAttr>(i, "glimmer.param");
-    gradStep.setResultAttr(firstGrad + k, "glimmer.grad", name);
+    auto name = gradStep.getArgAttrOfType<StringAttr>(i, kParamAttr);
+    gradStep.setResultAttr(firstGrad + k, kGradAttr, name);
     for (StringRef attr : kShardAttrs)
       if (Attribute a = gradStep.getArgAttr(i, attr))
         gradStep.setResultAttr(firstGrad + k, attr, a);
@@ -475,7 +475,7 @@ AutodiffPass::buildGradStep(func::FuncOp forward, const GradSpec &spec) {
       }
     }
     if (!remaining.empty())
-      gradStep.setResultAttr(firstGrad + k, "glimmer.partial",
+      gradStep.setResultAttr(firstGrad + k, kPartialAttr,
                              b.getStrArrayAttr(remaining));
   }
   return differentiated;
@@ -497,15 +497,15 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
   SmallVector<std::pair<StringRef, StringAttr>> argNames;
   for (unsigned i : params) {
     Type t = forward.getArgumentTypes()[i];
-    auto name = forward.getArgAttrOfType<StringAttr>(i, "glimmer.param");
+    auto name = forward.getArgAttrOfType<StringAttr>(i, kParamAttr);
     argTypes.push_back(t);
-    argNames.push_back({"glimmer.param", name});
+    argNames.push_back({kParamAttr, name});
     argTypes.push_back(t);
-    argNames.push_back({"glimmer.grad", name});
+    argNames.push_back({kGradAttr, name});
     if (adamw) {
       argTypes.append({t, t});
-      argNames.push_back({"glimmer.exp_avg", name});
-      argNames.push_back({"glimmer.exp_avg_sq", name});
+      argNames.push_back({kExpAvgAttr, name});
+      argNames.push_back({kExpAvgSqAttr, name});
     }
   }
   auto stepType = RankedTensorType::get({}, b.getI64Type());
@@ -513,7 +513,7 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
 
   auto module = getOperation();
   bool anySharded = llvm::any_of(params, [&](unsigned i) {
-    return bool(forward.getArgAttr(i, "glimmer.sharded"));
+    return bool(forward.getArgAttr(i, kShardedAttr));
   });
   if ((anySharded || pipeline) && !module.lookupSymbol<MeshOp>("mesh"))
     return forward.emitError()
@@ -533,7 +533,7 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
       if (Attribute a = forward.getArgAttr(params[i / stride], shardAttr))
         apply.setArgAttr(i, shardAttr, a);
   }
-  apply.setArgAttr(argTypes.size() - 1, "glimmer.step", b.getUnitAttr());
+  apply.setArgAttr(argTypes.size() - 1, kStepAttr, b.getUnitAttr());
   b.setInsertionPointToStart(entry);
 
   auto normType = cast<RankedTensorType>(lossType);
@@ -548,7 +548,7 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
   for (const SharedGrad &tied : shared) {
     int64_t k = -1;
     for (size_t j = 0; j < params.size(); ++j)
-      if (forward.getArgAttrOfType<StringAttr>(params[j], "glimmer.param")
+      if (forward.getArgAttrOfType<StringAttr>(params[j], kParamAttr)
               .getValue() == tied.name)
         k = int64_t(j);
     Value local = tied.held && k >= 0 ? gradOf[size_t(k)]
@@ -577,7 +577,7 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
   SmallVector<Group> groups;
   for (size_t k = 0; k < params.size(); ++k) {
     if (notCounted.contains(
-            forward.getArgAttrOfType<StringAttr>(params[k], "glimmer.param")
+            forward.getArgAttrOfType<StringAttr>(params[k], kParamAttr)
                 .getValue()))
       continue;
     Value g = gradOf[k];
@@ -669,12 +669,12 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
   apply.setType(b.getFunctionType(argTypes, resultTypes));
   size_t n = params.size();
   for (size_t k = 0; k < n; ++k) {
-    StringAttr name = forward.getArgAttrOfType<StringAttr>(params[k],
-                                                           "glimmer.param");
-    apply.setResultAttr(1 + k, "glimmer.param", name);
+    StringAttr name =
+        forward.getArgAttrOfType<StringAttr>(params[k], kParamAttr);
+    apply.setResultAttr(1 + k, kParamAttr, name);
     if (adamw) {
-      apply.setResultAttr(1 + n + k, "glimmer.exp_avg", name);
-      apply.setResultAttr(1 + 2 * n + k, "glimmer.exp_avg_sq", name);
+      apply.setResultAttr(1 + n + k, kExpAvgAttr, name);
+      apply.setResultAttr(1 + 2 * n + k, kExpAvgSqAttr, name);
     }
     for (StringRef shardAttr : kShardAttrs)
       if (Attribute a = forward.getArgAttr(params[k], shardAttr))

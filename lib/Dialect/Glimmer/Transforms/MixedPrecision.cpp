@@ -39,6 +39,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+#include "glimmer_contract/Attributes.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -200,7 +201,7 @@ struct MixedPrecisionPass
     auto isParam = [&](Value v) {
       auto arg = dyn_cast<BlockArgument>(v);
       return arg && arg.getOwner() == &body &&
-             func.getArgAttr(arg.getArgNumber(), "glimmer.param") &&
+             func.getArgAttr(arg.getArgNumber(), kParamAttr) &&
              floatTensorType(v.getType());
     };
     auto demotes = [&](Value v) { return isLow(v) || isParam(v); };

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+#include "glimmer_contract/Attributes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -60,8 +61,8 @@ struct NarrowGradientsPass
     Block &applyBody = apply.getBody().front();
     bool changed = false;
     for (unsigned i = 0; i < grad.getNumResults(); ++i) {
-      auto name = grad.getResultAttrOfType<StringAttr>(i, "glimmer.grad");
-      if (!name || grad.getResultAttr(i, "glimmer.partial"))
+      auto name = grad.getResultAttrOfType<StringAttr>(i, kGradAttr);
+      if (!name || grad.getResultAttr(i, kPartialAttr))
         continue;
       auto convert = ret.getOperand(i).getDefiningOp<ConvertOp>();
       if (!convert || !convert->hasOneUse())
@@ -73,7 +74,7 @@ struct NarrowGradientsPass
       // The @apply_step argument that receives it, by name.
       BlockArgument target;
       for (unsigned a = 0; a < apply.getNumArguments(); ++a)
-        if (apply.getArgAttrOfType<StringAttr>(a, "glimmer.grad") == name)
+        if (apply.getArgAttrOfType<StringAttr>(a, kGradAttr) == name)
           target = applyBody.getArgument(a);
       if (!target || target.getType() != to || !onlyWidenedUses(target))
         continue;

@@ -2,6 +2,7 @@
 
 #include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+#include "glimmer_contract/Attributes.h"
 
 namespace glimmer {
 #define GEN_PASS_DEF_GLIMMERPOPULATESHARDINGRULES
@@ -20,7 +21,7 @@ struct PopulateShardingRulesPass
       ShardingRule rule = op.getShardingRule();
       if (failed(rule.verify(op)))
         return WalkResult::interrupt();
-      op->setAttr("glimmer.sharding_rule",
+      op->setAttr(kShardingRuleAttr,
                   StringAttr::get(op->getContext(), rule.str()));
       return WalkResult::advance();
     });

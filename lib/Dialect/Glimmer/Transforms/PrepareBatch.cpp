@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+#include "glimmer_contract/Attributes.h"
 
 #include "TokenInputs.h"
 
@@ -165,11 +166,10 @@ struct PrepareBatchPass
   LogicalResult cutMicrobatches(func::FuncOp func, Value tokens, int64_t mb) {
     OpBuilder b(func.getContext());
     auto index = RankedTensorType::get({}, b.getI64Type());
-    if (failed(func.insertArgument(
-            func.getNumArguments(), index,
-            b.getDictionaryAttr(
-                b.getNamedAttr("glimmer.microbatch", b.getUnitAttr())),
-            func.getLoc())))
+    if (failed(func.insertArgument(func.getNumArguments(), index,
+                                   b.getDictionaryAttr(b.getNamedAttr(
+                                       kMicrobatchAttr, b.getUnitAttr())),
+                                   func.getLoc())))
       return failure();
     Value microbatch = func.getArgument(func.getNumArguments() - 1);
     TokenDims roles(func, tokens);

@@ -1,6 +1,7 @@
 //===- PrepareCpInputs.cpp - Full-sequence prep, then the CP permutation --===//
 
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+#include "glimmer_contract/Attributes.h"
 
 #include "TokenInputs.h"
 
@@ -53,8 +54,8 @@ LogicalResult checkTokenOrder(func::FuncOp func, const DenseSet<Value> &prep,
     for (int64_t d = 0; d < type.getRank(); ++d) {
       if (roles.role(arg, d) != TokenDims::Role::Sequence)
         continue;
-      auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                    "glimmer.param");
+      auto name =
+          func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamAttr);
       InFlightDiagnostic diag = (*arg.getUsers().begin())->emitOpError();
       diag << "cannot be partitioned over cp: argument #" << arg.getArgNumber();
       if (name)

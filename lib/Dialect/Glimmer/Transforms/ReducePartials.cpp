@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+#include "glimmer_contract/Attributes.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -30,7 +31,7 @@ struct ReducePartialsPass
         continue;
       auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
       for (unsigned i = 0; i < func.getNumResults(); ++i) {
-        auto axes = func.getResultAttrOfType<ArrayAttr>(i, "glimmer.partial");
+        auto axes = func.getResultAttrOfType<ArrayAttr>(i, kPartialAttr);
         if (!axes)
           continue;
         if (!module.lookupSymbol<MeshOp>("mesh")) {
@@ -46,8 +47,7 @@ struct ReducePartialsPass
             ReductionKindAttr::get(&getContext(), ReductionKind::Sum), v,
             FlatSymbolRefAttr::get(&getContext(), "mesh"), axes);
         ret.setOperand(i, sum);
-        func.removeResultAttr(
-            i, StringAttr::get(&getContext(), "glimmer.partial"));
+        func.removeResultAttr(i, StringAttr::get(&getContext(), kPartialAttr));
       }
     }
   }

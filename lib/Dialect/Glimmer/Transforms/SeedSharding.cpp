@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+#include "glimmer_contract/Attributes.h"
 
 #include "Seeds.h"
 
@@ -288,7 +289,7 @@ struct SeedShardingPass
     };
     auto constrain = [&](Value v, ShardingAttr s, Location loc) {
       auto c = ShardingConstraintOp::create(b, loc, v, s);
-      c->setAttr("glimmer.sequence_parallel", b.getUnitAttr());
+      c->setAttr(kSequenceParallelAttr, b.getUnitAttr());
       return c;
     };
     // Row-parallel partners of the column-parallel projections.
@@ -367,15 +368,15 @@ struct SeedShardingPass
       }
       auto arg = cast<BlockArgument>(ids);
       return arg.getOwner()->getParentOp() == func &&
-             func.getArgAttr(arg.getArgNumber(), "glimmer.input");
+             func.getArgAttr(arg.getArgNumber(), kInputAttr);
     };
     WalkResult walk = func.walk([&](EmbeddingOp op) {
       auto table = dyn_cast<BlockArgument>(op.getTable());
       if (!table || table.getOwner()->getParentOp() != func)
         return WalkResult::advance();
       unsigned arg = table.getArgNumber();
-      auto name = func.getArgAttrOfType<StringAttr>(arg, "glimmer.param");
-      if (!name || func.getArgAttr(arg, "glimmer.sharding"))
+      auto name = func.getArgAttrOfType<StringAttr>(arg, kParamAttr);
+      if (!name || func.getArgAttr(arg, kShardingAttr))
         return WalkResult::advance();
       std::optional<Style> style;
       if (!plan.empty()) {
@@ -403,7 +404,7 @@ struct SeedShardingPass
                        << " (or replicate it with --tp-plan)";
         return WalkResult::interrupt();
       }
-      func.setArgAttr(arg, "glimmer.sharding", sharding({rows, !rows}));
+      func.setArgAttr(arg, kShardingAttr, sharding({rows, !rows}));
       return WalkResult::advance();
     });
     return failure(walk.wasInterrupted());
@@ -496,7 +497,7 @@ struct SeedShardingPass
         if (!weight || weight.getOwner()->getParentOp() != func)
           return;
         auto name = func.getArgAttrOfType<StringAttr>(weight.getArgNumber(),
-                                                      "glimmer.param");
+                                                      kParamAttr);
         if (name)
           projections.push_back({op, weight, name.getValue()});
       });
@@ -578,17 +579,14 @@ struct SeedShardingPass
           columnParallel.insert(p.op);
         // An annotation already on the weight (a user's) is kept.
         unsigned arg = p.weight.getArgNumber();
-        if (func.getArgAttr(arg, "glimmer.sharding"))
+        if (func.getArgAttr(arg, kShardingAttr))
           continue;
         bool col = *style == Style::Colwise;
-        func.setArgAttr(arg, "glimmer.sharding", sharding({col, !col}));
+        func.setArgAttr(arg, kShardingAttr, sharding({col, !col}));
         if (Value bias = p.op.getBias())
-          if (auto b = dyn_cast<BlockArgument>(bias); b && col &&
-                                                      !func.getArgAttr(
-                                                          b.getArgNumber(),
-                                                          "glimmer.sharding"))
-            func.setArgAttr(b.getArgNumber(), "glimmer.sharding",
-                            sharding({true}));
+          if (auto b = dyn_cast<BlockArgument>(bias);
+              b && col && !func.getArgAttr(b.getArgNumber(), kShardingAttr))
+            func.setArgAttr(b.getArgNumber(), kShardingAttr, sharding({true}));
       }
       for (AttentionOp attention : repeatKeyValue)
         if (failed(repeatKeyValueHeads(attention, tp)))

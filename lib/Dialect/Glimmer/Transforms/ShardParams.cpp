@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+#include "glimmer_contract/Attributes.h"
 
 #include "ShardingFactors.h"
 
@@ -62,13 +63,13 @@ struct ShardParamsPass
     SmallVector<std::string> replicated;
     for (BlockArgument arg : func.getArguments()) {
       unsigned i = arg.getArgNumber();
-      auto name = func.getArgAttrOfType<StringAttr>(i, "glimmer.param");
+      auto name = func.getArgAttrOfType<StringAttr>(i, kParamAttr);
       auto type = dyn_cast<RankedTensorType>(arg.getType());
       if (!name || !type || !isa<FloatType>(type.getElementType()))
         continue;
       // The sharding the parameter is computed with (propagation's).
       SmallVector<Axes> compute(type.getRank());
-      auto given = func.getArgAttrOfType<ShardingAttr>(i, "glimmer.sharding");
+      auto given = func.getArgAttrOfType<ShardingAttr>(i, kShardingAttr);
       if (given)
         for (int64_t d = 0; d < type.getRank(); ++d)
           compute[d] = Axes(given.getDimAxes(d));
@@ -110,7 +111,7 @@ struct ShardParamsPass
         return ShardingAttr::get(ctx, meshRef, b.getArrayAttr(list),
                                  b.getArrayAttr({}));
       };
-      func.setArgAttr(i, "glimmer.sharding", attr(storage));
+      func.setArgAttr(i, kShardingAttr, attr(storage));
       if (arg.use_empty())
         continue;
       // Gathered where it is first needed, not at entry: a runtime that

@@ -2,7 +2,7 @@
 
 #include "ShardingFactors.h"
 
-#include "glimmer/Spmd/SpmdContext.h"
+#include "glimmer_contract/SpmdContext.h"
 
 using namespace mlir;
 using namespace glimmer;

@@ -13,7 +13,7 @@
 #define GLIMMER_LIB_DIALECT_GLIMMER_TRANSFORMS_TOKENINPUTS_H
 
 #include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
-#include "glimmer/Spmd/SpmdContext.h"
+#include "glimmer_contract/SpmdContext.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/EquivalenceClasses.h"

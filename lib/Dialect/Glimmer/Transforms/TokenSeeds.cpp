@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Seeds.h"
+#include "glimmer_contract/Attributes.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -57,7 +58,7 @@ LogicalResult glimmer::detail::seedTokenSplits(func::FuncOp func,
           b.setInsertionPointToStart(&func.getBody().front());
         auto c = ShardingConstraintOp::create(
             b, use->getOwner()->getLoc(), v, shardingOf(ctx, mesh, dims));
-        c->setAttr("glimmer.token_split", b.getUnitAttr());
+        c->setAttr(kTokenSplitAttr, b.getUnitAttr());
         constrained = c;
       }
       it = seeded.insert({v, constrained}).first;

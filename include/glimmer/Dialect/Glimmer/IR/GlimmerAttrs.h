@@ -3,7 +3,7 @@
 #ifndef GLIMMER_DIALECT_GLIMMER_IR_GLIMMERATTRS_H
 #define GLIMMER_DIALECT_GLIMMER_IR_GLIMMERATTRS_H
 
-#include "glimmer/Spmd/SpmdContext.h"
+#include "glimmer_contract/SpmdContext.h"
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -43,11 +43,11 @@ def Glimmer_Dialect : Dialect {
   let extraClassDeclaration = [{
     /// Name of the module attribute that records the SPMD layout.
     static constexpr ::llvm::StringLiteral getSpmdAttrName() {
-      return ::llvm::StringLiteral("glimmer.spmd");
+      return ::llvm::StringLiteral(::glimmer::kSpmdAttr);
     }
     /// Name of the function argument/result attribute holding a sharding.
     static constexpr ::llvm::StringLiteral getShardingAttrName() {
-      return ::llvm::StringLiteral("glimmer.sharding");
+      return ::llvm::StringLiteral(::glimmer::kShardingAttr);
     }
   private:
     void registerAttributes();

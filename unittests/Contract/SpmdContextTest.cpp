@@ -1,6 +1,6 @@
 //===- SpmdContextTest.cpp - SpmdContext parsing and scoping --------------===//
 
-#include "glimmer/Spmd/SpmdContext.h"
+#include "glimmer_contract/SpmdContext.h"
 
 #include <gtest/gtest.h>
 
@@ -51,8 +51,7 @@ TEST(SpmdContextParse, WhitespaceIsIgnored) {
 }
 
 TEST(SpmdContextParse, ScheduleAndBalancer) {
-  SpmdContext c =
-      parseOrDie("pp=2,schedule=gpipe,balancer=contiguous,cp=2");
+  SpmdContext c = parseOrDie("pp=2,schedule=gpipe,balancer=contiguous,cp=2");
   EXPECT_EQ(c.schedule, PipelineSchedule::GPipe);
   EXPECT_EQ(c.balancer, CpBalancer::Contiguous);
   EXPECT_EQ(c.print(), "cp=2,pp=2,schedule=gpipe,balancer=contiguous");
@@ -111,8 +110,7 @@ TEST(SpmdContextParse, Errors) {
   EXPECT_NE(parseError("cp=two").find("got 'two'"), std::string::npos);
   EXPECT_NE(parseError("cp=99999999999999999999999").find("positive integer"),
             std::string::npos);
-  EXPECT_NE(parseError("cp").find("key 'cp' needs a value"),
-            std::string::npos);
+  EXPECT_NE(parseError("cp").find("key 'cp' needs a value"), std::string::npos);
   EXPECT_NE(parseError("cp=2,cp=4").find("duplicate key 'cp'"),
             std::string::npos);
   EXPECT_NE(parseError("ep=2").find("unknown key 'ep'"), std::string::npos);

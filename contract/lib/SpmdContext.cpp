@@ -1,6 +1,6 @@
 //===- SpmdContext.cpp - Thread-local parallel layout ---------------------===//
 
-#include "glimmer/Spmd/SpmdContext.h"
+#include "glimmer_contract/SpmdContext.h"
 
 #include <cctype>
 #include <limits>
@@ -158,8 +158,7 @@ std::optional<SpmdContext> SpmdContext::parse(std::string_view text,
       else if (*value == "interleaved_1f1b")
         ctx.schedule = PipelineSchedule::Interleaved1F1B;
       else
-        return fail(error, "unknown pipeline schedule '" +
-                               std::string(*value) +
+        return fail(error, "unknown pipeline schedule '" + std::string(*value) +
                                "' (expected 1f1b, gpipe or interleaved_1f1b)");
       return true;
     }
@@ -255,18 +254,13 @@ std::string SpmdContext::print() const {
   return out;
 }
 
-namespace {
-thread_local const SpmdContext *currentContext = nullptr;
-const SpmdContext kDefaultContext{};
-} // namespace
+template <>
+const SpmdContext *&ThreadCurrent<SpmdContext>::slot() {
+  thread_local const SpmdContext *current = nullptr;
+  return current;
+}
 
 const SpmdContext &SpmdContext::current() {
-  return currentContext ? *currentContext : kDefaultContext;
+  static const SpmdContext kDefault{};
+  return ThreadCurrent<SpmdContext>::get(kDefault);
 }
-
-SpmdScope::SpmdScope(const SpmdContext &context)
-    : context(context), previous(currentContext) {
-  currentContext = &this->context;
-}
-
-SpmdScope::~SpmdScope() { currentContext = previous; }

@@ -1,4 +1,5 @@
-//===- SpmdContext.h - Thread-local parallel layout --------------*- C++ -*-===//
+//===- SpmdContext.h - Thread-local parallel layout --------------*- C++
+//-*-===//
 //
 // The parallel layout (mesh degrees, sequence parallelism, pipeline schedule,
 // CP load balancer) that the compiler and the runtime read. It lives in a
@@ -11,8 +12,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GLIMMER_SPMD_SPMDCONTEXT_H
-#define GLIMMER_SPMD_SPMDCONTEXT_H
+#ifndef GLIMMER_CONTRACT_SPMDCONTEXT_H
+#define GLIMMER_CONTRACT_SPMDCONTEXT_H
+
+#include "glimmer_contract/ThreadCurrent.h"
 
 #include <array>
 #include <cstdint>
@@ -76,12 +79,13 @@ struct SpmdContext {
   /// The number of ranks: the product of all degrees.
   int64_t worldSize() const;
 
-  /// Parses the textual form, e.g. "dp_shard=2,cp=2,tp=2,pp=2,sp,microbatches=4".
-  /// Keys: dp_replicate, dp_shard, cp, tp, pp (positive integers), sp (flag,
-  /// or sp=true|false), microbatches (positive integer), schedule (1f1b|gpipe),
-  /// balancer (head_tail|contiguous). Omitted keys keep their defaults. On
-  /// error returns nullopt and, when `error` is non-null, a message that names
-  /// the offending entry.
+  /// Parses the textual form, e.g.
+  /// "dp_shard=2,cp=2,tp=2,pp=2,sp,microbatches=4". Keys: dp_replicate,
+  /// dp_shard, cp, tp, pp (positive integers), sp (flag, or sp=true|false),
+  /// microbatches (positive integer), schedule (1f1b|gpipe), balancer
+  /// (head_tail|contiguous). Omitted keys keep their defaults. On error returns
+  /// nullopt and, when `error` is non-null, a message that names the offending
+  /// entry.
   static std::optional<SpmdContext> parse(std::string_view text,
                                           std::string *error = nullptr);
 
@@ -101,21 +105,12 @@ struct SpmdContext {
   static const SpmdContext &current();
 };
 
-/// Makes `context` the current layout of this thread for the scope's
-/// lifetime; the previous one is restored on destruction. Scopes nest and
-/// must be destroyed in reverse order of construction (as RAII guarantees).
-class SpmdScope {
-public:
-  explicit SpmdScope(const SpmdContext &context);
-  ~SpmdScope();
-  SpmdScope(const SpmdScope &) = delete;
-  SpmdScope &operator=(const SpmdScope &) = delete;
+template <>
+const SpmdContext *&ThreadCurrent<SpmdContext>::slot();
 
-private:
-  SpmdContext context;
-  const SpmdContext *previous;
-};
+/// Makes a layout the current one of this thread for the scope's lifetime.
+using SpmdScope = CurrentScope<SpmdContext>;
 
 } // namespace glimmer
 
-#endif // GLIMMER_SPMD_SPMDCONTEXT_H
+#endif // GLIMMER_CONTRACT_SPMDCONTEXT_H

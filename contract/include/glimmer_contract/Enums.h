@@ -11,10 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GLIMMER_SPMD_ENUMS_H
-#define GLIMMER_SPMD_ENUMS_H
+#ifndef GLIMMER_CONTRACT_ENUMS_H
+#define GLIMMER_CONTRACT_ENUMS_H
 
-#include "glimmer/Spmd/SpmdContext.h"
+#include "glimmer_contract/SpmdContext.h"
 
 namespace glimmer::abi {
 
@@ -29,4 +29,4 @@ using Balancer = ::glimmer::CpBalancer;
 
 } // namespace glimmer::abi
 
-#endif // GLIMMER_SPMD_ENUMS_H
+#endif // GLIMMER_CONTRACT_ENUMS_H
