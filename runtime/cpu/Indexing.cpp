@@ -73,6 +73,7 @@ Tensor embeddingGrad(const Tensor &grad, const Tensor &ids,
     return out;
   });
 }
+
 Tensor visionBankIndices(const Tensor &tokens, int64_t imageTokenId) {
   const char *op = "vision_bank_indices";
   std::vector<int64_t> tok = indexValues(op, tokens, "tokens");

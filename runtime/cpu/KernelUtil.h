@@ -122,6 +122,7 @@ inline void fillWith(Tensor &t, double value) {
 struct Around {
   int64_t outer = 1, len = 1, inner = 1;
 };
+
 inline Around around(const Shape &shape, int64_t dim) {
   Around a;
   for (int64_t d = 0; d < int64_t(shape.size()); ++d) {
@@ -144,6 +145,7 @@ T wrapAdd(T a, T b) {
   else
     return a + b;
 }
+
 template <typename T>
 T wrapSub(T a, T b) {
   if constexpr (std::is_integral_v<T>)
@@ -151,6 +153,7 @@ T wrapSub(T a, T b) {
   else
     return a - b;
 }
+
 template <typename T>
 T wrapMul(T a, T b) {
   if constexpr (std::is_integral_v<T>)
@@ -174,6 +177,7 @@ T lowest() {
   else
     return std::numeric_limits<T>::lowest();
 }
+
 template <typename T>
 T highest() {
   if constexpr (std::is_floating_point_v<T>)

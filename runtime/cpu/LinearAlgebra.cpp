@@ -57,6 +57,7 @@ Tensor matmul(const Tensor &a, const Tensor &b, bool transposeA,
     return y;
   });
 }
+
 namespace {
 detail::ConvShape checkConv(const char *op, const Tensor &x, const Tensor &w,
                             const std::vector<int64_t> &stride,

@@ -92,6 +92,7 @@ Tensor broadcastInDim(const Tensor &x, const Shape &shape,
               stridesOf(shape));
   return y;
 }
+
 Tensor slice(const Tensor &x, const std::vector<int64_t> &start,
              const std::vector<int64_t> &limit,
              const std::vector<int64_t> &stride) {
@@ -154,6 +155,7 @@ Tensor pad(const Tensor &x, const std::vector<int64_t> &low,
                 stridesOf(x.shape()), y.raw(), base, outStrides);
   return y;
 }
+
 Tensor cpPermute(const Tensor &x, int64_t dim, int64_t cp, Balancer balancer,
                  bool inverse) {
   const char *op = inverse ? "cp_unpermute" : "cp_permute";

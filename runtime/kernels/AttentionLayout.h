@@ -20,6 +20,7 @@ namespace glimmer_rt::detail {
 struct AttentionViews {
   Tensor q, k, v, grad, out;
 };
+
 /// Throws (as `op`) when a sequence-major tensor is not of rank 4.
 AttentionViews attentionViews(const char *op, AttentionLayout layout,
                               const Tensor &q, const Tensor &k, const Tensor &v,

@@ -26,6 +26,7 @@ namespace glimmer_rt::detail {
 [[noreturn]] inline void fail(const char *op, const std::string &message) {
   throw RuntimeError(std::string("glimmer.") + op + ": " + message);
 }
+
 inline void check(bool condition, const char *op, const std::string &message) {
   if (!condition)
     fail(op, message);
@@ -61,6 +62,7 @@ struct StridedSource {
   std::vector<int64_t> strides;
   int64_t base = 0;
 };
+
 /// transpose's operands (x defined, `perm` a permutation of its dims).
 StridedSource transposeSource(const char *op, const Tensor &x,
                               const std::vector<int64_t> &perm);
@@ -101,6 +103,7 @@ checkNorm(const char *op, const Tensor &x,
 struct AttentionDims {
   int64_t B, Hq, Hkv, Tq, Tk, D;
 };
+
 /// Attention's operands in [B, H, T, D] terms (the query's element type
 /// checked by the backend): key and value like each other and of the
 /// query's type, batch and head size, grouped heads, scale > 0 and the mask
@@ -119,6 +122,7 @@ struct GemmDims {
   Shape outShape;
   int64_t batches, M, K, N;
 };
+
 /// linear's operands (the input's element type checked by the backend): x
 /// [..., K], w [N, K] of x's type, bias [N] of x's type or undefined.
 /// batches is 1.
@@ -134,6 +138,7 @@ GemmDims checkMatmul(const char *op, const Tensor &a, const Tensor &b,
 struct ConvShape {
   int64_t N, C, H, W, O, KH, KW, OH, OW, sh, sw, ph, pw;
 };
+
 /// conv2d's operands (the input's element type checked by the backend): an
 /// NCHW input and an OIHW weight of its type, 2 positive strides and 2
 /// non-negative paddings, a kernel that fits the padded input.

@@ -21,6 +21,7 @@ Tensor reshape(const Tensor &x, const Shape &shape) {
         "cannot reshape " + x.describe() + " into " + shapeString(shape));
   return x.view(shape);
 }
+
 Tensor microbatchSlice(const Tensor &x, const Tensor &index, int64_t pieces,
                        int64_t dim) {
   const char *op = "microbatch_slice";
