@@ -133,15 +133,12 @@ AttentionLayout attentionLayout(const LayoutFlags &f) {
   return {f[0], f[1], f[2], f[3]};
 }
 
-} // namespace
+// Kernels run without the GIL: they never touch Python objects, so ranks
+// simulated as Python threads run concurrently.
+const py::call_guard<py::gil_scoped_release> nogil{};
 
-PYBIND11_MODULE(_runtime, m) {
-  // cuDNN attention crashes while building its plan inside Python
-  // processes (glimmer_rt::setCudnnAttention says more): off here.
-  glimmer_rt::setCudnnAttention(false);
-  m.doc() = "Glimmer runtime tensors and CPU kernels (for testing)";
-
-  py::register_exception<RuntimeError>(m, "Error", PyExc_ValueError);
+/// Devices, the process-wide GPU settings and the allocator.
+void bindDevices(py::module &m) {
   m.def("built_with_cuda", &builtWithCuda,
         "Whether the runtime has its CUDA backend");
   m.def("cuda_device_count", &cudaDeviceCount, "Visible CUDA devices");
@@ -163,6 +160,19 @@ PYBIND11_MODULE(_runtime, m) {
       },
       py::arg("device"), "Sets the calling thread's current device");
 
+  m.def("allocator_stats", []() {
+    AllocatorStats s = allocatorStats();
+    py::dict d;
+    d["allocations"] = s.allocations;
+    d["reuses"] = s.reuses;
+    d["cached_bytes"] = s.cachedBytes;
+    return d;
+  });
+  m.def("empty_cache", &glimmer_rt::emptyCache);
+}
+
+/// The enums kernels take.
+void bindEnums(py::module &m) {
   py::enum_<DType> dtypes(m, "DType");
   for (DType d : glimmer::kAllDTypes)
     dtypes.value(std::string(glimmer::dtypeEnumerator(d)).c_str(), d);
@@ -183,7 +193,10 @@ PYBIND11_MODULE(_runtime, m) {
   py::enum_<Balancer>(m, "Balancer")
       .value("HeadTail", Balancer::HeadTail)
       .value("Contiguous", Balancer::Contiguous);
+}
 
+/// Tensor and its numpy conversions.
+void bindTensor(py::module &m) {
   py::class_<Tensor>(m, "Tensor", py::buffer_protocol(), R"doc(
 A runtime tensor. Construct from a numpy array (copied); np.asarray(t) views
 it, t.numpy() copies it.)doc")
@@ -252,20 +265,10 @@ it, t.numpy() copies it.)doc")
   m.def("to_numpy", [](py::object t) {
     return py::module_::import("numpy").attr("array")(t);
   });
-  m.def("allocator_stats", []() {
-    AllocatorStats s = allocatorStats();
-    py::dict d;
-    d["allocations"] = s.allocations;
-    d["reuses"] = s.reuses;
-    d["cached_bytes"] = s.cachedBytes;
-    return d;
-  });
-  m.def("empty_cache", &glimmer_rt::emptyCache);
+}
 
-  // Kernels run without the GIL: they never touch Python objects, so ranks
-  // simulated as Python threads run concurrently.
-  auto nogil = py::call_guard<py::gil_scoped_release>();
-
+/// Creation, elementwise, reduction and shape kernels.
+void bindElementwiseKernels(py::module &m) {
   // Creation.
   m.def("full", &glimmer_rt::full, nogil, py::arg("dtype"), py::arg("shape"),
         py::arg("value"));
@@ -332,13 +335,16 @@ it, t.numpy() copies it.)doc")
         py::arg("shape"), py::arg("dims"));
   m.def("slice", &glimmer_rt::slice, nogil, py::arg("x"), py::arg("start"),
         py::arg("limit"), py::arg("stride"));
-  m.def("microbatch_slice", &glimmer_rt::microbatchSlice, nogil,
-        py::arg("x"), py::arg("index"), py::arg("pieces"), py::arg("dim"));
+  m.def("microbatch_slice", &glimmer_rt::microbatchSlice, nogil, py::arg("x"),
+        py::arg("index"), py::arg("pieces"), py::arg("dim"));
   m.def("concat", &glimmer_rt::concat, nogil, py::arg("inputs"),
         py::arg("dim"));
   m.def("pad", &glimmer_rt::pad, nogil, py::arg("x"), py::arg("low"),
         py::arg("high"), py::arg("value"));
+}
 
+/// The model ops' kernels, multimodal and context-parallel ones.
+void bindModelKernels(py::module &m) {
   // Model ops.
   m.def("embedding", &glimmer_rt::embedding, nogil, py::arg("table"),
         py::arg("ids"));
@@ -431,6 +437,22 @@ it, t.numpy() copies it.)doc")
         py::arg("stride") = std::vector<int64_t>{1, 1},
         py::arg("padding") = std::vector<int64_t>{0, 0});
 
+  // Multimodal.
+  m.def("vision_bank_indices", &glimmer_rt::visionBankIndices, nogil,
+        py::arg("tokens"), py::arg("image_token_id"));
+  m.def("vision_gather", &glimmer_rt::visionGather, nogil, py::arg("embeds"),
+        py::arg("bank"), py::arg("indices"));
+  m.def("vision_gather_grad", &glimmer_rt::visionGatherGrad, nogil,
+        py::arg("grad"), py::arg("indices"), py::arg("bank_rows"));
+
+  // Context parallelism.
+  m.def("cp_permute", &glimmer_rt::cpPermute, nogil, py::arg("x"),
+        py::arg("dim"), py::arg("cp"), py::arg("balancer") = Balancer::HeadTail,
+        py::arg("inverse") = false);
+}
+
+/// The optimizer updates.
+void bindOptimizers(py::module &m) {
   // Optimizers.
   m.def("adamw_update", &glimmer_rt::adamwUpdate, nogil, py::arg("param"),
         py::arg("grad"), py::arg("exp_avg"), py::arg("exp_avg_sq"),
@@ -446,17 +468,21 @@ it, t.numpy() copies it.)doc")
   m.def("sgd_update", &glimmer_rt::sgdUpdate, nogil, py::arg("param"),
         py::arg("grad"), py::arg("lr"), py::arg("weight_decay"),
         py::arg("grad_scale") = glimmer_rt::Tensor());
+}
 
-  // Multimodal.
-  m.def("vision_bank_indices", &glimmer_rt::visionBankIndices, nogil,
-        py::arg("tokens"), py::arg("image_token_id"));
-  m.def("vision_gather", &glimmer_rt::visionGather, nogil, py::arg("embeds"),
-        py::arg("bank"), py::arg("indices"));
-  m.def("vision_gather_grad", &glimmer_rt::visionGatherGrad, nogil,
-        py::arg("grad"), py::arg("indices"), py::arg("bank_rows"));
+} // namespace
 
-  // Context parallelism.
-  m.def("cp_permute", &glimmer_rt::cpPermute, nogil, py::arg("x"),
-        py::arg("dim"), py::arg("cp"), py::arg("balancer") = Balancer::HeadTail,
-        py::arg("inverse") = false);
+PYBIND11_MODULE(_runtime, m) {
+  // cuDNN attention crashes while building its plan inside Python
+  // processes (glimmer_rt::setCudnnAttention says more): off here.
+  glimmer_rt::setCudnnAttention(false);
+  m.doc() = "Glimmer runtime tensors and CPU kernels (for testing)";
+
+  py::register_exception<RuntimeError>(m, "Error", PyExc_ValueError);
+  bindDevices(m);
+  bindEnums(m);
+  bindTensor(m);
+  bindElementwiseKernels(m);
+  bindModelKernels(m);
+  bindOptimizers(m);
 }

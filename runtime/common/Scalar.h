@@ -3,7 +3,7 @@
 // Internal to the runtime: reading and writing one element of any dtype
 // through a common scalar (floats as double, integers and bools as int64),
 // with bf16/f16 rounding to nearest even and saturating float-to-int
-// truncation. One definition for the CPU kernels (cpu/Kernels.cpp,
+// truncation. One definition for the CPU kernels (cpu/KernelUtil.h,
 // cpu/Tensor.cpp) and the CUDA kernels (cuda/ElementwiseUtil.cuh), where the
 // same functions also run on the device, so both backends convert bit for
 // bit alike.

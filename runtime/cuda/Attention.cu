@@ -51,7 +51,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../common/Messages.h"
+#include "../kernels/AttentionLayout.h"
 #include "Checks.cuh"
 #include "Common.cuh"
 #ifdef GLIMMER_RT_HAVE_CUDNN
@@ -69,9 +69,7 @@ namespace glimmer_rt {
 namespace cuda {
 namespace {
 
-struct AttentionShape {
-  int64_t B, Hq, Hkv, Tq, Tk, D;
-};
+using AttentionShape = detail::AttentionDims;
 
 AttentionShape checkAttention(const char *op, const Tensor &q, const Tensor &k,
                               const Tensor &v, const Tensor &qPositions,
@@ -81,33 +79,9 @@ AttentionShape checkAttention(const char *op, const Tensor &q, const Tensor &k,
                               const Tensor &kBlocks, bool causal,
                               int64_t window, double scale) {
   requireFloat(op, q, "query");
-  requireRank(op, q, "query [B, H, T, D]", 4);
-  requireDefined(op, k, "key");
-  requireRank(op, k, "key [B, H, T, D]", 4);
-  requireLike(op, v, "value", k, "key");
-  check(k.dtype() == q.dtype(), op,
-        "expects query and key of the same type, got " + q.describe() +
-            " and " + k.describe());
-  AttentionShape s;
-  s.B = q.dim(0);
-  s.Hq = q.dim(1);
-  s.Tq = q.dim(2);
-  s.D = q.dim(3);
-  s.Hkv = k.dim(1);
-  s.Tk = k.dim(2);
-  check(k.dim(0) == s.B && k.dim(3) == s.D, op,
-        "key " + k.describe() + " does not match query batch and head size " +
-            q.describe());
-  check(s.Hkv > 0 && s.Hq % s.Hkv == 0, op,
-        "query heads (" + std::to_string(s.Hq) +
-            ") must be a multiple of key/value heads (" +
-            std::to_string(s.Hkv) + ")");
-  check(scale > 0, op, "expects scale > 0, got " + std::to_string(scale));
-  std::string mask = messages::badAttentionMask(
-      qPositions, kPositions, qDocuments, kDocuments, qBlocks, kBlocks,
-      causal, window, s.B, s.Tq, s.Tk);
-  check(mask.empty(), op, mask);
-  return s;
+  return detail::checkAttention(op, q, k, v, qPositions, kPositions, qDocuments,
+                                kDocuments, qBlocks, kBlocks, causal, window,
+                                scale);
 }
 
 /// lse is f64 for f64 queries, f32 otherwise (the op verifier's typing).

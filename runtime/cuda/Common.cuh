@@ -10,6 +10,7 @@
 #ifndef GLIMMER_RT_CUDA_COMMON_CUH
 #define GLIMMER_RT_CUDA_COMMON_CUH
 
+#include "../kernels/Checks.h"
 #include "CudaBackend.h"
 
 #include <cuda_bf16.h>
@@ -22,13 +23,8 @@ namespace cuda {
 
 using bf16 = __nv_bfloat16;
 
-[[noreturn]] inline void fail(const char *op, const std::string &message) {
-  throw RuntimeError(std::string("glimmer.") + op + ": " + message);
-}
-inline void check(bool condition, const char *op, const std::string &message) {
-  if (!condition)
-    fail(op, message);
-}
+using detail::check;
+using detail::fail;
 
 /// Throws RuntimeError("<what>: <CUDA error string>") on failure.
 void checkCuda(cudaError_t status, const char *what);

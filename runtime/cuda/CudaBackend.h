@@ -1,16 +1,17 @@
 //===- CudaBackend.h - The CUDA backend's entry points ----------*- C++ -*-===//
 //
 // Internal to the runtime: what the device-independent code (Tensor.cpp,
-// Kernels.cpp, the collectives) calls when a tensor lives on a GPU. Plain
-// C++ (no CUDA headers), so host code includes it freely; implemented in
-// cuda/*.cu, compiled only when the runtime is built with CUDA
-// (GLIMMER_RT_HAVE_CUDA).
+// the kernel API in kernels/Dispatch.cpp, the collectives) calls when a
+// tensor lives on a GPU. Plain C++ (no CUDA headers), so host code includes
+// it freely; implemented in cuda/*.cu, compiled only when the runtime is
+// built with CUDA (GLIMMER_RT_HAVE_CUDA).
 //
 // The kernel functions mirror Kernels.h exactly (same names, operands and
-// semantics); Kernels.h's functions forward to them when an operand lives
-// on a GPU. Results are created on the operands' device. Supported element
-// types: F32, F64 and BF16 for floating point (BF16 computes in f32 and
-// rounds the result), I64/I32 for integers, Bool.
+// semantics: KernelDecls.inc declares both); Kernels.h's functions forward
+// to them when an operand lives on a GPU. Results are created on the
+// operands' device. Supported element types: F32, F64 and BF16 for floating
+// point (BF16 computes in f32 and rounds the result), I64/I32 for integers,
+// Bool.
 //
 //===----------------------------------------------------------------------===//
 
@@ -113,116 +114,14 @@ Tensor constant(Device device, DType dtype, const Shape &shape,
                 const std::vector<double> &values);
 Tensor iota(Device device, DType dtype, const Shape &shape, int64_t dim);
 
-Tensor neg(const Tensor &x);
-Tensor exp(const Tensor &x);
-Tensor log(const Tensor &x);
-Tensor sqrt(const Tensor &x);
-Tensor rsqrt(const Tensor &x);
-Tensor tanh(const Tensor &x);
-Tensor erf(const Tensor &x);
-Tensor sigmoid(const Tensor &x);
-Tensor silu(const Tensor &x);
-Tensor relu(const Tensor &x);
-Tensor sin(const Tensor &x);
-Tensor cos(const Tensor &x);
-Tensor gelu(const Tensor &x, bool tanhApproximation);
-Tensor add(const Tensor &a, const Tensor &b);
-Tensor sub(const Tensor &a, const Tensor &b);
-Tensor mul(const Tensor &a, const Tensor &b);
-Tensor div(const Tensor &a, const Tensor &b);
-Tensor max(const Tensor &a, const Tensor &b);
-Tensor min(const Tensor &a, const Tensor &b);
-Tensor pow(const Tensor &a, const Tensor &b);
-Tensor compare(CompareDir dir, const Tensor &a, const Tensor &b);
-Tensor select(const Tensor &cond, const Tensor &a, const Tensor &b);
-Tensor convert(const Tensor &x, DType dtype);
-std::vector<Tensor> convertList(const std::vector<Tensor> &inputs, DType dtype);
+#include "glimmer_rt/KernelDecls.inc"
 
-Tensor reduce(Reduction kind, const Tensor &x, const std::vector<int64_t> &dims,
-              bool keepDims);
-Tensor sumSquares(const std::vector<Tensor> &inputs, DType result);
-Tensor cumsum(const Tensor &x, int64_t dim);
-Tensor softmax(const Tensor &x, int64_t dim);
-Tensor softmaxGrad(const Tensor &grad, const Tensor &y, int64_t dim);
-
-Tensor transpose(const Tensor &x, const std::vector<int64_t> &perm);
-Tensor broadcastInDim(const Tensor &x, const Shape &shape,
-                      const std::vector<int64_t> &dims);
-Tensor slice(const Tensor &x, const std::vector<int64_t> &start,
-             const std::vector<int64_t> &limit,
-             const std::vector<int64_t> &stride);
-Tensor concat(const std::vector<Tensor> &inputs, int64_t dim);
-Tensor pad(const Tensor &x, const std::vector<int64_t> &low,
-           const std::vector<int64_t> &high, double value);
-
-Tensor embedding(const Tensor &table, const Tensor &ids);
-Tensor checkIndices(const Tensor &ids, int64_t bound, bool hasIgnore,
-                    int64_t ignoreIndex, const char *op);
-Tensor embeddingGrad(const Tensor &grad, const Tensor &ids,
-                     int64_t numEmbeddings);
-Tensor linear(const Tensor &x, const Tensor &w, const Tensor &bias);
-Tensor matmul(const Tensor &a, const Tensor &b, bool transposeA,
-              bool transposeB);
+// The norms' result type `out` checked (detail::normResultType).
 Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps, DType out);
 std::tuple<Tensor, Tensor> addRmsNorm(const Tensor &lhs, const Tensor &rhs,
                                       const Tensor &w, double eps, DType out);
-std::tuple<Tensor, Tensor> rmsNormGrad(const Tensor &grad, const Tensor &x,
-                                       const Tensor &w, double eps);
 Tensor layerNorm(const Tensor &x, const Tensor &w, const Tensor &b, double eps,
                  DType out);
-std::tuple<Tensor, Tensor, Tensor> layerNormGrad(const Tensor &grad,
-                                                 const Tensor &x,
-                                                 const Tensor &w, double eps);
-Tensor rope(const Tensor &x, const Tensor &positions, double theta,
-            RopeStyle style, bool inverse);
-std::tuple<Tensor, Tensor>
-attention(const Tensor &q, const Tensor &k, const Tensor &v,
-          const Tensor &qPositions, const Tensor &kPositions,
-          const Tensor &qDocuments, const Tensor &kDocuments,
-          const Tensor &qBlocks, const Tensor &kBlocks, bool causal,
-          int64_t window, double scale, AttentionLayout layout = {});
-std::tuple<Tensor, Tensor, Tensor>
-attentionGrad(const Tensor &grad, const Tensor &q, const Tensor &k,
-              const Tensor &v, const Tensor &out, const Tensor &lse,
-              const Tensor &qPositions, const Tensor &kPositions,
-              const Tensor &qDocuments, const Tensor &kDocuments,
-              const Tensor &qBlocks, const Tensor &kBlocks, bool causal,
-              int64_t window, double scale, AttentionLayout layout = {});
-std::tuple<Tensor, Tensor> crossEntropy(const Tensor &logits,
-                                        const Tensor &labels,
-                                        int64_t ignoreIndex, DType sumDType);
-Tensor crossEntropyGrad(const Tensor &grad, const Tensor &logits,
-                        const Tensor &labels, int64_t ignoreIndex);
-Tensor conv2d(const Tensor &x, const Tensor &w, const Tensor &bias,
-              const std::vector<int64_t> &stride,
-              const std::vector<int64_t> &padding);
-std::tuple<Tensor, Tensor> conv2dGrad(const Tensor &grad, const Tensor &x,
-                                      const Tensor &w,
-                                      const std::vector<int64_t> &stride,
-                                      const std::vector<int64_t> &padding);
-
-std::tuple<Tensor, Tensor, Tensor>
-adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
-            const Tensor &expAvgSq, const Tensor &step, double lr,
-            double beta1, double beta2, double eps, double weightDecay,
-            const Tensor &gradScale);
-std::vector<Tensor> adamwUpdateList(
-    const std::vector<Tensor> &params, const std::vector<Tensor> &grads,
-    const std::vector<Tensor> &expAvgs, const std::vector<Tensor> &expAvgSqs,
-    const Tensor &step, double lr, double beta1, double beta2, double eps,
-    double weightDecay, const Tensor &gradScale);
-Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
-                 double weightDecay, const Tensor &gradScale);
-
-Tensor visionBankIndices(const Tensor &tokens, int64_t imageTokenId);
-Tensor visionGather(const Tensor &embeds, const Tensor &bank,
-                    const Tensor &indices);
-std::tuple<Tensor, Tensor> visionGatherGrad(const Tensor &grad,
-                                            const Tensor &indices,
-                                            int64_t bankRows);
-
-Tensor cpPermute(const Tensor &x, int64_t dim, int64_t cp, Balancer balancer,
-                 bool inverse);
 
 } // namespace cuda
 } // namespace glimmer_rt

@@ -42,82 +42,69 @@ constexpr double kTwoOverSqrtPi = 1.12837916709551257390; // 2/sqrt(pi)
 
 // Unary functors, applied to the compute type (float or double; integers
 // for neg and relu). The formulas are the CPU's.
-struct Exp {
+enum class UnaryOp {
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Tanh,
+  Erf,
+  Sigmoid,
+  Silu,
+  Sin,
+  Cos,
+  Gelu,
+  GeluTanh
+};
+
+template <UnaryOp Op>
+struct Unary {
   template <typename A>
   __device__ A operator()(A v) const {
-    return mExp(v);
+    if constexpr (Op == UnaryOp::Exp) {
+      return mExp(v);
+    } else if constexpr (Op == UnaryOp::Log) {
+      return mLog(v);
+    } else if constexpr (Op == UnaryOp::Sqrt) {
+      return mSqrt(v);
+    } else if constexpr (Op == UnaryOp::Rsqrt) {
+      return A(1) / mSqrt(v);
+    } else if constexpr (Op == UnaryOp::Tanh) {
+      return mTanh(v);
+    } else if constexpr (Op == UnaryOp::Erf) {
+      return mErf(v);
+    } else if constexpr (Op == UnaryOp::Sigmoid) {
+      return A(1) / (A(1) + mExp(-v));
+    } else if constexpr (Op == UnaryOp::Silu) {
+      return v / (A(1) + mExp(-v));
+    } else if constexpr (Op == UnaryOp::Sin) {
+      return mSin(v);
+    } else if constexpr (Op == UnaryOp::Cos) {
+      return mCos(v);
+    } else if constexpr (Op == UnaryOp::Gelu) {
+      // PyTorch: x * 0.5 * (1 + erf(x / sqrt(2)))
+      return v * A(0.5) * (A(1) + mErf(v * A(kSqrtHalf)));
+    } else {
+      // PyTorch: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
+      const A beta = A(kSqrt2 * kTwoOverSqrtPi * 0.5), kappa = A(0.044715);
+      A inner = beta * (v + kappa * v * v * v);
+      return A(0.5) * v * (A(1) + mTanh(inner));
+    }
   }
 };
-struct Log {
-  template <typename A>
-  __device__ A operator()(A v) const {
-    return mLog(v);
-  }
-};
-struct Sqrt {
-  template <typename A>
-  __device__ A operator()(A v) const {
-    return mSqrt(v);
-  }
-};
-struct Rsqrt {
-  template <typename A>
-  __device__ A operator()(A v) const {
-    return A(1) / mSqrt(v);
-  }
-};
-struct Tanh {
-  template <typename A>
-  __device__ A operator()(A v) const {
-    return mTanh(v);
-  }
-};
-struct Erf {
-  template <typename A>
-  __device__ A operator()(A v) const {
-    return mErf(v);
-  }
-};
-struct Sigmoid {
-  template <typename A>
-  __device__ A operator()(A v) const {
-    return A(1) / (A(1) + mExp(-v));
-  }
-};
-struct Silu {
-  template <typename A>
-  __device__ A operator()(A v) const {
-    return v / (A(1) + mExp(-v));
-  }
-};
-struct Sin {
-  template <typename A>
-  __device__ A operator()(A v) const {
-    return mSin(v);
-  }
-};
-struct Cos {
-  template <typename A>
-  __device__ A operator()(A v) const {
-    return mCos(v);
-  }
-};
-/// PyTorch: x * 0.5 * (1 + erf(x / sqrt(2)))
-struct Gelu {
-  template <typename A>
-  __device__ A operator()(A v) const {
-    return v * A(0.5) * (A(1) + mErf(v * A(kSqrtHalf)));
-  }
-};
-/// PyTorch: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
-struct GeluTanh {
-  template <typename A>
-  __device__ A operator()(A v) const {
-    const A beta = A(kSqrt2 * kTwoOverSqrtPi * 0.5), kappa = A(0.044715);
-    A inner = beta * (v + kappa * v * v * v);
-    return A(0.5) * v * (A(1) + mTanh(inner));
-  }
-};
+
+using Exp = Unary<UnaryOp::Exp>;
+using Log = Unary<UnaryOp::Log>;
+using Sqrt = Unary<UnaryOp::Sqrt>;
+using Rsqrt = Unary<UnaryOp::Rsqrt>;
+using Tanh = Unary<UnaryOp::Tanh>;
+using Erf = Unary<UnaryOp::Erf>;
+using Sigmoid = Unary<UnaryOp::Sigmoid>;
+using Silu = Unary<UnaryOp::Silu>;
+using Sin = Unary<UnaryOp::Sin>;
+using Cos = Unary<UnaryOp::Cos>;
+using Gelu = Unary<UnaryOp::Gelu>;
+using GeluTanh = Unary<UnaryOp::GeluTanh>;
 
 } // namespace math
 } // namespace cuda

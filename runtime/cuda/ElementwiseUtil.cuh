@@ -7,7 +7,7 @@
 //    PyTorch comparison suite matches on them), widened to mention bf16,
 //    which the GPU supports and the CPU does not.
 //  - Scalar conversions between every pair of element types, bit for bit
-//    those of the CPU kernels (runtime/cpu/Kernels.cpp), on host and device.
+//    those of the CPU kernels (runtime/common/Scalar.h), on host and device.
 //  - Error flags: kernels that find a data-dependent error (an index out of
 //    range) record the first offending position in device memory; the host
 //    reads it back after the launch and throws.
@@ -34,7 +34,7 @@ namespace cuda {
 namespace util {
 
 //===----------------------------------------------------------------------===//
-// Host checks (messages as in runtime/cpu/Kernels.cpp)
+// Host checks (kernels/Checks.h, and the element types with bf16)
 //===----------------------------------------------------------------------===//
 
 inline bool isFloatType(DType t) {
@@ -42,21 +42,18 @@ inline bool isFloatType(DType t) {
 }
 inline bool isIntType(DType t) { return t == DType::I32 || t == DType::I64; }
 
-inline void requireDefined(const char *op, const Tensor &t, const char *name) {
-  check(t.defined(), op, std::string("missing ") + name);
-}
+using detail::requireDefined;
+using detail::requireDim;
+using detail::requireInt;
+using detail::requireLike;
+using detail::requireRank;
+using detail::requireShape;
+using detail::stridesOf;
 
 inline void requireFloat(const char *op, const Tensor &t, const char *name) {
   requireDefined(op, t, name);
   check(isFloatType(t.dtype()), op,
         std::string("expects ") + name + " of type bf16, f32 or f64, got " +
-            t.describe());
-}
-
-inline void requireInt(const char *op, const Tensor &t, const char *name) {
-  requireDefined(op, t, name);
-  check(isIntType(t.dtype()), op,
-        std::string("expects ") + name + " of type i32 or i64, got " +
             t.describe());
 }
 
@@ -66,43 +63,6 @@ inline void requireNumeric(const char *op, const Tensor &t, const char *name) {
   check(isFloatType(t.dtype()) || isIntType(t.dtype()), op,
         std::string("expects ") + name +
             " of type bf16, f32, f64, i32 or i64, got " + t.describe());
-}
-
-inline void requireRank(const char *op, const Tensor &t, const char *name,
-                        int64_t rank) {
-  check(t.rank() == rank, op,
-        std::string("expects ") + name + " of rank " + std::to_string(rank) +
-            ", got " + t.describe());
-}
-
-inline void requireShape(const char *op, const Tensor &t, const char *name,
-                         const Shape &shape) {
-  check(t.shape() == shape, op,
-        std::string("expects ") + name + " of shape " + shapeString(shape) +
-            ", got " + t.describe());
-}
-
-/// Same dtype and shape as `ref`.
-inline void requireLike(const char *op, const Tensor &t, const char *name,
-                        const Tensor &ref, const char *refName) {
-  requireDefined(op, t, name);
-  check(t.dtype() == ref.dtype() && t.shape() == ref.shape(), op,
-        std::string("expects ") + name + " like " + refName + " (" +
-            ref.describe() + "), got " + t.describe());
-}
-
-inline void requireDim(const char *op, int64_t dim, int64_t rank) {
-  check(dim >= 0 && dim < rank, op,
-        "dim " + std::to_string(dim) + " is out of range for rank " +
-            std::to_string(rank));
-}
-
-/// Contiguous row-major strides (in elements).
-inline std::vector<int64_t> stridesOf(const Shape &shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
-    s[size_t(d)] = s[size_t(d) + 1] * shape[size_t(d) + 1];
-  return s;
 }
 
 /// A tensor viewed as [outer, len, inner] around `dim`.

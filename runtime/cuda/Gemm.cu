@@ -184,9 +184,7 @@ __global__ void broadcastBias(T *__restrict__ y, const T *__restrict__ bias,
     y[i] = bias[(i / inner) % channels];
 }
 
-struct ConvShape {
-  int64_t N, C, H, W, O, KH, KW, OH, OW, sh, sw, ph, pw;
-};
+using ConvShape = detail::ConvShape;
 
 /// Patch matrix of images [n0, n0 + images): row (n * OH + oh) * OW + ow,
 /// column (c * KH + kh) * KW + kw; zero where the window leaves the input.
@@ -287,27 +285,7 @@ ConvShape checkConv(const char *op, const Tensor &x, const Tensor &w,
                     const std::vector<int64_t> &stride,
                     const std::vector<int64_t> &padding) {
   requireFloat(op, x, "input");
-  requireRank(op, x, "an NCHW input", 4);
-  requireDefined(op, w, "weight");
-  requireRank(op, w, "an OIHW weight", 4);
-  check(w.dtype() == x.dtype(), op,
-        "expects input and weight of the same type, got " + x.describe() +
-            " and " + w.describe());
-  check(stride.size() == 2 && padding.size() == 2, op,
-        "expects 2 strides and 2 paddings");
-  check(stride[0] >= 1 && stride[1] >= 1 && padding[0] >= 0 && padding[1] >= 0,
-        op, "expects positive strides and non-negative padding");
-  ConvShape s{x.dim(0),  x.dim(1),   x.dim(2),  x.dim(3), w.dim(0),
-              w.dim(2),  w.dim(3),   0,         0,        stride[0],
-              stride[1], padding[0], padding[1]};
-  check(w.dim(1) == s.C, op,
-        "input has " + std::to_string(s.C) + " channels but weight expects " +
-            std::to_string(w.dim(1)));
-  int64_t spanH = s.H + 2 * s.ph - s.KH, spanW = s.W + 2 * s.pw - s.KW;
-  check(spanH >= 0 && spanW >= 0, op, "kernel is larger than the padded input");
-  s.OH = spanH / s.sh + 1;
-  s.OW = spanW / s.sw + 1;
-  return s;
+  return detail::checkConv(op, x, w, stride, padding);
 }
 
 /// Images per im2col chunk: bounds the patch-matrix workspace.
@@ -327,28 +305,10 @@ int64_t imagesPerChunk(const ConvShape &s) {
 Tensor linear(const Tensor &x, const Tensor &w, const Tensor &bias) {
   const char *op = "linear";
   requireFloat(op, x, "input");
-  check(x.rank() >= 1, op, "expects an input of rank >= 1");
-  requireDefined(op, w, "weight");
-  requireRank(op, w, "an [N, K] weight", 2);
-  check(w.dtype() == x.dtype(), op,
-        "expects input and weight of the same type, got " + x.describe() +
-            " and " + w.describe());
-  int64_t K = x.dim(-1), N = w.dim(0);
-  check(w.dim(1) == K, op,
-        "contraction mismatch: input has K = " + std::to_string(K) +
-            " but weight has K = " + std::to_string(w.dim(1)));
-  if (bias.defined()) {
-    check(bias.dtype() == x.dtype(), op,
-          "expects a bias of the input's type, got " + bias.describe());
-    requireShape(op, bias, "bias", {N});
-  }
+  detail::GemmDims dims = detail::checkLinear(op, x, w, bias);
+  int64_t M = dims.M, K = dims.K, N = dims.N;
   Ctx c(op, {&x, &w, &bias});
-  Shape outShape = x.shape();
-  outShape.back() = N;
-  int64_t M = 1; // rows: the product of the leading dimensions
-  for (int64_t d = 0; d + 1 < x.rank(); ++d)
-    M *= x.dim(d);
-  Tensor y = c.empty(x.dtype(), outShape);
+  Tensor y = c.empty(x.dtype(), dims.outShape);
   if (M == 0 || N == 0)
     return y;
   if (K == 0) {
@@ -368,30 +328,10 @@ Tensor matmul(const Tensor &a, const Tensor &b, bool transposeA,
               bool transposeB) {
   const char *op = "matmul";
   requireFloat(op, a, "lhs");
-  requireDefined(op, b, "rhs");
-  check(a.rank() >= 2 && a.rank() == b.rank(), op,
-        "expects operands of equal rank >= 2, got " + a.describe() + " and " +
-            b.describe());
-  check(a.dtype() == b.dtype(), op,
-        "expects operands of the same type, got " + a.describe() + " and " +
-            b.describe());
-  int64_t r = a.rank();
-  Shape batch(a.shape().begin(), a.shape().end() - 2);
-  check(Shape(b.shape().begin(), b.shape().end() - 2) == batch, op,
-        "batch dimensions differ: " + a.describe() + " vs " + b.describe());
-  int64_t M = transposeA ? a.dim(r - 1) : a.dim(r - 2);
-  int64_t K = transposeA ? a.dim(r - 2) : a.dim(r - 1);
-  int64_t Kb = transposeB ? b.dim(r - 1) : b.dim(r - 2);
-  int64_t N = transposeB ? b.dim(r - 2) : b.dim(r - 1);
-  check(K == Kb, op,
-        "contraction mismatch: lhs has K = " + std::to_string(K) +
-            " but rhs has K = " + std::to_string(Kb));
+  detail::GemmDims dims = detail::checkMatmul(op, a, b, transposeA, transposeB);
+  int64_t batches = dims.batches, M = dims.M, K = dims.K, N = dims.N;
   Ctx c(op, {&a, &b});
-  Shape outShape = batch;
-  outShape.push_back(M);
-  outShape.push_back(N);
-  int64_t batches = numElements(batch);
-  Tensor y = c.empty(a.dtype(), outShape);
+  Tensor y = c.empty(a.dtype(), dims.outShape);
   if (y.numel() == 0)
     return y;
   if (K == 0) {

@@ -639,18 +639,6 @@ Tensor embeddingGrad(const Tensor &grad, const Tensor &ids,
 //===----------------------------------------------------------------------===//
 
 namespace {
-void requireGradScale(const char *op, const Tensor &scale,
-                      const Tensor &param) {
-  std::string error = messages::badGradScale(scale, param);
-  check(error.empty(), op, error);
-}
-
-void requireOptimizerGrad(const char *op, const Tensor &grad,
-                          const Tensor &param) {
-  std::string error = messages::badOptimizerGrad(grad, param);
-  check(error.empty(), op, error);
-}
-
 /// Calls run(G()) with G the grad's element type: T, or bf16 under an f32
 /// T (the optimizers' grad widened as it is loaded).
 template <typename T, typename F> void withGradType(const Tensor &grad, F &&run) {
@@ -674,16 +662,9 @@ adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
   const char *op = "adamw_update";
   Ctx c(op, {&param, &grad, &expAvg, &expAvgSq, &step, &gradScale});
   requireFloat(op, param, "param");
-  requireOptimizerGrad(op, grad, param);
-  requireGradScale(op, gradScale, param);
-  requireLike(op, expAvg, "exp_avg", param, "param");
-  requireLike(op, expAvgSq, "exp_avg_sq", param, "param");
-  requireDefined(op, step, "step");
-  check(step.dtype() == DType::I64 && step.rank() == 0, op,
-        "expects a scalar i64 step, got " + step.describe());
-  check(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, op,
-        "expects beta1 and beta2 in [0, 1)");
-  check(eps > 0, op, "expects eps > 0");
+  detail::checkAdamWOperands(op, param, grad, expAvg, expAvgSq, gradScale);
+  detail::checkAdamWStep(op, step);
+  detail::checkAdamWHyperparameters(op, beta1, beta2, eps);
   return dispatchFloat(op, param.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using A = acc_t<T>;
@@ -730,9 +711,6 @@ std::vector<Tensor> adamwUpdateList(
     const std::vector<Tensor> &expAvgs, const std::vector<Tensor> &expAvgSqs,
     const Tensor &step, double lr, double beta1, double beta2, double eps,
     double weightDecay, const Tensor &gradScale) {
-  std::string lengths = messages::badAdamWListLengths(
-      params.size(), grads.size(), expAvgs.size(), expAvgSqs.size());
-  check(lengths.empty(), "adamw_update_list", lengths);
   size_t n = params.size();
   if (n == 0)
     return {};
@@ -748,21 +726,15 @@ std::vector<Tensor> adamwUpdateList(
   for (size_t k = 0; k < n; ++k) {
     const Tensor &param = params[k];
     requireFloat(op, param, "param");
-    requireOptimizerGrad(op, grads[k], param);
-    requireGradScale(op, gradScale, param);
-    requireLike(op, expAvgs[k], "exp_avg", param, "param");
-    requireLike(op, expAvgSqs[k], "exp_avg_sq", param, "param");
+    detail::checkAdamWOperands(op, param, grads[k], expAvgs[k], expAvgSqs[k],
+                               gradScale);
     for (const Tensor *t : {&param, &grads[k], &expAvgs[k], &expAvgSqs[k]})
       check(t->device() == c.device, op,
             "operands live on different devices (" + c.device.str() + " and " +
                 t->device().str() + ")");
   }
-  requireDefined(op, step, "step");
-  check(step.dtype() == DType::I64 && step.rank() == 0, op,
-        "expects a scalar i64 step, got " + step.describe());
-  check(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, op,
-        "expects beta1 and beta2 in [0, 1)");
-  check(eps > 0, op, "expects eps > 0");
+  detail::checkAdamWStep(op, step);
+  detail::checkAdamWHyperparameters(op, beta1, beta2, eps);
   std::vector<Tensor> out(3 * n);
   // The step check says what adamw_update's says.
   ErrorFlag flag(c, op);
@@ -852,8 +824,7 @@ Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
   const char *op = "sgd_update";
   Ctx c(op, {&param, &grad, &gradScale});
   requireFloat(op, param, "param");
-  requireOptimizerGrad(op, grad, param);
-  requireGradScale(op, gradScale, param);
+  detail::requireOptimizerGrad(op, grad, param, gradScale);
   return dispatchFloat(op, param.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using A = acc_t<T>;

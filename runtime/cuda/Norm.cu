@@ -104,31 +104,22 @@ unsigned rowBlocks(int64_t rows, bool block) {
 
 bool useBlockRows(int64_t D) { return D > 1024; }
 
+/// Launches a row kernel over `rows` rows of D elements: `kernelFor(block)`
+/// is its instantiation for block rows (std::true_type) or warp rows
+/// (std::false_type).
+template <typename KernelFor, typename... Args>
+void launchRows(const Ctx &c, int64_t rows, int64_t D, KernelFor kernelFor,
+                Args... args) {
+  bool block = useBlockRows(D);
+  auto kernel =
+      block ? kernelFor(std::true_type{}) : kernelFor(std::false_type{});
+  kernel<<<rowBlocks(rows, block), kThreads, 0, c.stream>>>(args...);
+  GLIMMER_CUDA_LAUNCHED(c.op);
+}
+
 //===----------------------------------------------------------------------===//
 // Kernels
 //===----------------------------------------------------------------------===//
-
-template <typename T, typename O, bool Block>
-__global__ void __launch_bounds__(kThreads)
-    rmsNormKernel(O *__restrict__ y, const T *__restrict__ x,
-                  const T *__restrict__ w, int64_t rows, int64_t D,
-                  double eps) {
-  using A = acc_t<T>;
-  __shared__ A scratch[kRowWarps];
-  RowLoop<Block> loop;
-  for (int64_t r = loop.first(); r < rows; r += loop.step()) {
-    const T *row = x + r * D;
-    A ss = 0;
-    for (int64_t d = loop.lane(); d < D; d += loop.kWidth) {
-      A v = ld(row + d);
-      ss += v * v;
-    }
-    ss = rowSum<Block>(ss, scratch);
-    A rstd = A(1) / sqrtOf(ss / A(D) + A(eps));
-    for (int64_t d = loop.lane(); d < D; d += loop.kWidth)
-      st(y + r * D + d, ld(row + d) * rstd * ld(w + d));
-  }
-}
 
 __device__ __forceinline__ float addRn(float a, float b) {
   return __fadd_rn(a, b);
@@ -137,24 +128,26 @@ __device__ __forceinline__ double addRn(double a, double b) {
   return __dadd_rn(a, b);
 }
 
-/// rmsNormKernel of sum = lhs + rhs (lhs of rhs's type T, or bf16 for an
-/// f32 T), which it also writes: the sum is rounded to T as the add's
-/// kernel rounds it and read back from the thread's own store (in cache),
-/// so both results are the bits of the add and the norm run apart.
-template <typename L, typename T, typename O, bool Block>
+/// RMSNorm of the rows of x into y. With AddResidual, of sum = lhs + x
+/// instead (lhs of x's type T, or bf16 for an f32 T), which it also writes:
+/// the sum is rounded to T as the add's kernel rounds it and read back from
+/// the thread's own store (in cache), so both results are the bits of the
+/// add and the norm run apart. Without it, lhs and sum are unused.
+template <typename L, typename T, typename O, bool Block, bool AddResidual>
 __global__ void __launch_bounds__(kThreads)
-    addRmsNormKernel(T *__restrict__ sum, O *__restrict__ y,
-                     const L *__restrict__ lhs, const T *__restrict__ rhs,
-                     const T *__restrict__ w, int64_t rows, int64_t D,
-                     double eps) {
+    rmsNormKernel(T *__restrict__ sum, O *__restrict__ y,
+                  const L *__restrict__ lhs, const T *__restrict__ x,
+                  const T *__restrict__ w, int64_t rows, int64_t D,
+                  double eps) {
   using A = acc_t<T>;
   __shared__ A scratch[kRowWarps];
   RowLoop<Block> loop;
   for (int64_t r = loop.first(); r < rows; r += loop.step()) {
-    T *row = sum + r * D;
+    const T *row = (AddResidual ? sum : x) + r * D;
     A ss = 0;
     for (int64_t d = loop.lane(); d < D; d += loop.kWidth) {
-      st(row + d, addRn(A(ld(lhs + r * D + d)), ld(rhs + r * D + d)));
+      if constexpr (AddResidual)
+        st(sum + r * D + d, addRn(A(ld(lhs + r * D + d)), ld(x + r * D + d)));
       A v = ld(row + d);
       ss += v * v;
     }
@@ -405,6 +398,22 @@ __global__ void ropeKernel(T *__restrict__ y, const T *__restrict__ x,
   }
 }
 
+/// A forward norm's result: of `out`'s type and x's shape, its rows of D
+/// elements written by launch(T{}, O{}, y, rows) for x's type T and the
+/// result's O (nothing to launch when x has no rows).
+template <typename Launch>
+Tensor normRows(const Ctx &c, const Tensor &x, int64_t D, DType out,
+                Launch launch) {
+  Tensor y = c.empty(out, x.shape());
+  int64_t rows = D ? x.numel() / D : 0;
+  if (rows == 0)
+    return y;
+  dispatchNormTypes(c.op, x.dtype(), out, [&](auto tag, auto outTag) {
+    launch(tag, outTag, y, rows);
+  });
+  return y;
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -416,21 +425,19 @@ Tensor rmsNorm(const Tensor &x, const Tensor &w, double eps, DType out) {
   requireFloat(op, x, "input");
   int64_t D = detail::checkNorm(op, x, {{&w, "weight"}}, eps);
   Ctx c(op, {&x, &w});
-  Tensor y = c.empty(out, x.shape());
-  int64_t rows = D ? x.numel() / D : 0;
-  if (rows == 0)
-    return y;
-  dispatchNormTypes(op, x.dtype(), out, [&](auto tag, auto outTag) {
-    using T = decltype(tag);
-    using O = decltype(outTag);
-    bool block = useBlockRows(D);
-    auto kernel =
-        block ? rmsNormKernel<T, O, true> : rmsNormKernel<T, O, false>;
-    kernel<<<rowBlocks(rows, block), kThreads, 0, c.stream>>>(
-        y.data<O>(), x.data<T>(), w.data<T>(), rows, D, eps);
-    GLIMMER_CUDA_LAUNCHED(op);
-  });
-  return y;
+  return normRows(
+      c, x, D, out, [&](auto tag, auto outTag, Tensor &y, int64_t rows) {
+        using T = decltype(tag);
+        using O = decltype(outTag);
+        launchRows(
+            c, rows, D,
+            [](auto block) {
+              return rmsNormKernel<T, T, O, decltype(block)::value, false>;
+            },
+            static_cast<T *>(nullptr), y.data<O>(),
+            static_cast<const T *>(nullptr), x.data<T>(), w.data<T>(), rows, D,
+            eps);
+      });
 }
 
 std::tuple<Tensor, Tensor> addRmsNorm(const Tensor &lhs, const Tensor &rhs,
@@ -448,15 +455,15 @@ std::tuple<Tensor, Tensor> addRmsNorm(const Tensor &lhs, const Tensor &rhs,
   dispatchNormTypes(op, rhs.dtype(), out, [&](auto tag, auto outTag) {
     using T = decltype(tag);
     using O = decltype(outTag);
-    bool block = useBlockRows(D);
     auto launch = [&](auto lhsTag) {
       using L = decltype(lhsTag);
-      auto kernel = block ? addRmsNormKernel<L, T, O, true>
-                          : addRmsNormKernel<L, T, O, false>;
-      kernel<<<rowBlocks(rows, block), kThreads, 0, c.stream>>>(
-          sum.data<T>(), y.data<O>(), lhs.data<L>(), rhs.data<T>(),
-          w.data<T>(), rows, D, eps);
-      GLIMMER_CUDA_LAUNCHED(op);
+      launchRows(
+          c, rows, D,
+          [](auto block) {
+            return rmsNormKernel<L, T, O, decltype(block)::value, true>;
+          },
+          sum.data<T>(), y.data<O>(), lhs.data<L>(), rhs.data<T>(), w.data<T>(),
+          rows, D, eps);
     };
     // A narrower lhs is bf16 into f32 (requireResidualAddend).
     if constexpr (std::is_same<T, float>::value)
@@ -484,17 +491,15 @@ std::tuple<Tensor, Tensor> rmsNormGrad(const Tensor &grad, const Tensor &x,
     using G = decltype(gradTag);
     using A = acc_t<T>;
     Tensor rstd = c.empty(accDType<T>(), {std::max<int64_t>(rows, 1)});
-    if (rows > 0) {
-      bool block = useBlockRows(D);
-      auto kernel =
-          block ? rmsNormGradRows<T, G, true> : rmsNormGradRows<T, G, false>;
-      kernel<<<rowBlocks(rows, block), kThreads, 0, c.stream>>>(
+    if (rows > 0)
+      launchRows(
+          c, rows, D,
+          [](auto block) {
+            return rmsNormGradRows<T, G, decltype(block)::value>;
+          },
           dx.data<T>(), rstd.data<A>(), grad.data<G>(), x.data<T>(),
           w.data<T>(), rows, D, eps);
-      GLIMMER_CUDA_LAUNCHED(op);
-    }
-    reduceColumns<T, G, false>(c, dw, nullptr, grad, x, nullptr, rstd, rows,
-                               D);
+    reduceColumns<T, G, false>(c, dw, nullptr, grad, x, nullptr, rstd, rows, D);
   });
   return std::make_tuple(dx, dw);
 }
@@ -505,21 +510,17 @@ Tensor layerNorm(const Tensor &x, const Tensor &w, const Tensor &b, double eps,
   requireFloat(op, x, "input");
   int64_t D = detail::checkNorm(op, x, {{&w, "weight"}, {&b, "bias"}}, eps);
   Ctx c(op, {&x, &w, &b});
-  Tensor y = c.empty(out, x.shape());
-  int64_t rows = D ? x.numel() / D : 0;
-  if (rows == 0)
-    return y;
-  dispatchNormTypes(op, x.dtype(), out, [&](auto tag, auto outTag) {
-    using T = decltype(tag);
-    using O = decltype(outTag);
-    bool block = useBlockRows(D);
-    auto kernel =
-        block ? layerNormKernel<T, O, true> : layerNormKernel<T, O, false>;
-    kernel<<<rowBlocks(rows, block), kThreads, 0, c.stream>>>(
-        y.data<O>(), x.data<T>(), w.data<T>(), b.data<T>(), rows, D, eps);
-    GLIMMER_CUDA_LAUNCHED(op);
-  });
-  return y;
+  return normRows(
+      c, x, D, out, [&](auto tag, auto outTag, Tensor &y, int64_t rows) {
+        using T = decltype(tag);
+        using O = decltype(outTag);
+        launchRows(
+            c, rows, D,
+            [](auto block) {
+              return layerNormKernel<T, O, decltype(block)::value>;
+            },
+            y.data<O>(), x.data<T>(), w.data<T>(), b.data<T>(), rows, D, eps);
+      });
 }
 
 std::tuple<Tensor, Tensor, Tensor> layerNormGrad(const Tensor &grad,
@@ -542,15 +543,14 @@ std::tuple<Tensor, Tensor, Tensor> layerNormGrad(const Tensor &grad,
     using A = acc_t<T>;
     Tensor mean = c.empty(accDType<T>(), {std::max<int64_t>(rows, 1)});
     Tensor rstd = c.empty(accDType<T>(), {std::max<int64_t>(rows, 1)});
-    if (rows > 0) {
-      bool block = useBlockRows(D);
-      auto kernel = block ? layerNormGradRows<T, G, true>
-                          : layerNormGradRows<T, G, false>;
-      kernel<<<rowBlocks(rows, block), kThreads, 0, c.stream>>>(
+    if (rows > 0)
+      launchRows(
+          c, rows, D,
+          [](auto block) {
+            return layerNormGradRows<T, G, decltype(block)::value>;
+          },
           dx.data<T>(), mean.data<A>(), rstd.data<A>(), grad.data<G>(),
           x.data<T>(), w.data<T>(), rows, D, eps);
-      GLIMMER_CUDA_LAUNCHED(op);
-    }
     reduceColumns<T, G, true>(c, dw, &db, grad, x, &mean, rstd, rows, D);
   });
   return std::make_tuple(dx, dw, db);

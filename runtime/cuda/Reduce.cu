@@ -168,6 +168,19 @@ __device__ __forceinline__ A groupInclusiveScan(A v, A *smem, A &total) {
   }
 }
 
+/// A grid-stride loop over units of work (rows) shared by groups of G
+/// threads (G divides kThreads): this thread's group takes units first(),
+/// first() + step(), ...; lane() is the thread's place in its group.
+template <int G>
+struct GroupLoop {
+  static constexpr int kPerBlock = kThreads / G;
+  __device__ int lane() const { return threadIdx.x % G; }
+  __device__ int64_t first() const {
+    return int64_t(blockIdx.x) * kPerBlock + threadIdx.x / G;
+  }
+  __device__ int64_t step() const { return int64_t(gridDim.x) * kPerBlock; }
+};
+
 //===----------------------------------------------------------------------===//
 // reduce
 //===----------------------------------------------------------------------===//
@@ -181,11 +194,9 @@ __global__ void reduceRowsKernel(const In *x, Out *y, int64_t units,
                                  DimMap<1> kept, DimMap<1> red) {
   using A = acc_t<In>;
   __shared__ A smem[kThreads / 32];
-  constexpr int perBlock = kThreads / G;
-  int lane = threadIdx.x % G;
-  int64_t groups = int64_t(gridDim.x) * perBlock;
-  for (int64_t u = int64_t(blockIdx.x) * perBlock + threadIdx.x / G; u < units;
-       u += groups) {
+  GroupLoop<G> loop;
+  int lane = loop.lane();
+  for (int64_t u = loop.first(); u < units; u += loop.step()) {
     int64_t o = u / splits, s = u % splits;
     const In *base = x + offsetOf<int64_t>(kept, o);
     int64_t begin = s * chunk, end = begin + chunk < R ? begin + chunk : R;
@@ -367,11 +378,9 @@ template <typename T, int G>
 __global__ void cumsumRowsKernel(const T *x, T *y, int64_t rows, int64_t len) {
   using A = acc_t<T>;
   __shared__ A smem[kThreads / 32];
-  constexpr int perBlock = kThreads / G;
-  int lane = threadIdx.x % G;
-  int64_t groups = int64_t(gridDim.x) * perBlock;
-  for (int64_t r = int64_t(blockIdx.x) * perBlock + threadIdx.x / G; r < rows;
-       r += groups) {
+  GroupLoop<G> loop;
+  int lane = loop.lane();
+  for (int64_t r = loop.first(); r < rows; r += loop.step()) {
     const T *in = x + r * len;
     T *out = y + r * len;
     A carry = 0;
@@ -420,11 +429,9 @@ template <typename T, int G>
 __global__ void softmaxRowsKernel(const T *x, T *y, int64_t rows, int64_t len) {
   using A = acc_t<T>;
   __shared__ A smem[kThreads / 32];
-  constexpr int perBlock = kThreads / G;
-  int lane = threadIdx.x % G;
-  int64_t groups = int64_t(gridDim.x) * perBlock;
-  for (int64_t r = int64_t(blockIdx.x) * perBlock + threadIdx.x / G; r < rows;
-       r += groups) {
+  GroupLoop<G> loop;
+  int lane = loop.lane();
+  for (int64_t r = loop.first(); r < rows; r += loop.step()) {
     const T *in = x + r * len;
     T *out = y + r * len;
     A m = -std::numeric_limits<A>::infinity();
@@ -464,11 +471,9 @@ __global__ void softmaxGradRowsKernel(const T *g, const T *s, T *dx,
                                       int64_t rows, int64_t len) {
   using A = acc_t<T>;
   __shared__ A smem[kThreads / 32];
-  constexpr int perBlock = kThreads / G;
-  int lane = threadIdx.x % G;
-  int64_t groups = int64_t(gridDim.x) * perBlock;
-  for (int64_t r = int64_t(blockIdx.x) * perBlock + threadIdx.x / G; r < rows;
-       r += groups) {
+  GroupLoop<G> loop;
+  int lane = loop.lane();
+  for (int64_t r = loop.first(); r < rows; r += loop.step()) {
     int64_t base = r * len;
     A dot = 0;
     for (int64_t l = lane; l < len; l += G)

@@ -142,23 +142,9 @@ void util::stridedCopy(const Ctx &c, size_t elemSize, const Shape &shape,
 Tensor transpose(const Tensor &x, const std::vector<int64_t> &perm) {
   const char *op = "transpose";
   Ctx c(op, {&x});
-  requireDefined(op, x, "input");
-  check(int64_t(perm.size()) == x.rank(), op,
-        "expects a permutation of " + std::to_string(x.rank()) +
-            " dimensions, got " + shapeString(perm));
-  std::vector<bool> seen(perm.size(), false);
-  Shape outShape;
-  std::vector<int64_t> inStrides = stridesOf(x.shape()), srcStrides;
-  for (int64_t p : perm) {
-    check(p >= 0 && p < x.rank() && !seen[size_t(p)], op,
-          shapeString(perm) + " is not a permutation of [0, " +
-              std::to_string(x.rank()) + ")");
-    seen[size_t(p)] = true;
-    outShape.push_back(x.dim(p));
-    srcStrides.push_back(inStrides[size_t(p)]);
-  }
+  auto [outShape, srcStrides, base] = detail::transposeSource(op, x, perm);
   Tensor y = c.empty(x.dtype(), outShape);
-  stridedCopy(c, dtypeSize(x.dtype()), outShape, x.raw(), 0, srcStrides,
+  stridedCopy(c, dtypeSize(x.dtype()), outShape, x.raw(), base, srcStrides,
               y.raw(), 0, stridesOf(outShape));
   return y;
 }
@@ -167,28 +153,8 @@ Tensor broadcastInDim(const Tensor &x, const Shape &shape,
                       const std::vector<int64_t> &dims) {
   const char *op = "broadcast_in_dim";
   Ctx c(op, {&x});
-  requireDefined(op, x, "input");
-  check(int64_t(dims.size()) == x.rank(), op,
-        "expects one result dimension per input dimension (" +
-            std::to_string(x.rank()) + "), got " + shapeString(dims));
-  for (int64_t d : shape)
-    check(d >= 0, op, "negative dimension in " + shapeString(shape));
-  std::vector<int64_t> inStrides = stridesOf(x.shape());
-  std::vector<int64_t> srcStrides(shape.size(), 0);
-  for (size_t i = 0; i < dims.size(); ++i) {
-    int64_t d = dims[i];
-    check(d >= 0 && d < int64_t(shape.size()), op,
-          "broadcast dimension " + std::to_string(d) +
-              " is out of range for rank " + std::to_string(shape.size()));
-    check(i == 0 || d > dims[i - 1], op,
-          "expects strictly increasing dims, got " + shapeString(dims));
-    int64_t in = x.dim(int64_t(i)), out = shape[size_t(d)];
-    check(in == 1 || in == out, op,
-          "cannot broadcast input dimension " + std::to_string(i) +
-              " of size " + std::to_string(in) + " to result dimension " +
-              std::to_string(d) + " of size " + std::to_string(out));
-    srcStrides[size_t(d)] = in == 1 ? 0 : inStrides[i];
-  }
+  std::vector<int64_t> srcStrides =
+      detail::broadcastStrides(op, x, shape, dims);
   Tensor y = c.empty(x.dtype(), shape);
   stridedCopy(c, dtypeSize(x.dtype()), shape, x.raw(), 0, srcStrides, y.raw(),
               0, stridesOf(shape));
@@ -200,27 +166,8 @@ Tensor slice(const Tensor &x, const std::vector<int64_t> &start,
              const std::vector<int64_t> &stride) {
   const char *op = "slice";
   Ctx c(op, {&x});
-  requireDefined(op, x, "input");
-  size_t r = size_t(x.rank());
-  check(start.size() == r && limit.size() == r && stride.size() == r, op,
-        "expects start, limit and stride of length " + std::to_string(r));
-  std::vector<int64_t> inStrides = stridesOf(x.shape()), srcStrides(r);
-  Shape outShape(r);
-  int64_t base = 0;
-  for (size_t d = 0; d < r; ++d) {
-    check(stride[d] >= 1, op,
-          "stride of dimension " + std::to_string(d) +
-              " must be positive, got " + std::to_string(stride[d]));
-    check(
-        start[d] >= 0 && start[d] <= limit[d] && limit[d] <= x.dim(int64_t(d)),
-        op,
-        "slice [" + std::to_string(start[d]) + ", " + std::to_string(limit[d]) +
-            ") of dimension " + std::to_string(d) +
-            " is out of bounds for size " + std::to_string(x.dim(int64_t(d))));
-    outShape[d] = (limit[d] - start[d] + stride[d] - 1) / stride[d];
-    srcStrides[d] = inStrides[d] * stride[d];
-    base += start[d] * inStrides[d];
-  }
+  auto [outShape, srcStrides, base] =
+      detail::sliceSource(op, x, start, limit, stride);
   Tensor y = c.empty(x.dtype(), outShape);
   stridedCopy(c, dtypeSize(x.dtype()), outShape, x.raw(), base, srcStrides,
               y.raw(), 0, stridesOf(outShape));
@@ -268,17 +215,8 @@ Tensor pad(const Tensor &x, const std::vector<int64_t> &low,
            const std::vector<int64_t> &high, double value) {
   const char *op = "pad";
   Ctx c(op, {&x});
-  requireDefined(op, x, "input");
-  size_t r = size_t(x.rank());
-  check(low.size() == r && high.size() == r, op,
-        "expects low and high padding of length " + std::to_string(r));
-  Shape outShape(r);
-  for (size_t d = 0; d < r; ++d) {
-    check(low[d] >= 0 && high[d] >= 0, op,
-          "padding of dimension " + std::to_string(d) +
-              " must be non-negative");
-    outShape[d] = x.dim(int64_t(d)) + low[d] + high[d];
-  }
+  Shape outShape = detail::padShape(op, x, low, high);
+  size_t r = outShape.size();
   Tensor y = c.empty(x.dtype(), outShape);
   // The padding value everywhere, then the input over its interior (both
   // on the stream, in order).
@@ -296,20 +234,8 @@ Tensor cpPermute(const Tensor &x, int64_t dim, int64_t cp, Balancer balancer,
                  bool inverse) {
   const char *op = inverse ? "cp_unpermute" : "cp_permute";
   Ctx c(op, {&x});
-  requireDefined(op, x, "input");
-  requireDim(op, dim, x.rank());
-  check(cp >= 1, op, "expects cp >= 1, got " + std::to_string(cp));
-  check(balancer == Balancer::HeadTail || balancer == Balancer::Contiguous, op,
-        "unknown balancer");
-  int64_t chunks = balancer == Balancer::HeadTail ? 2 * cp : cp;
+  int64_t chunks = detail::cpChunks(op, x, dim, cp, balancer);
   int64_t L = x.dim(dim);
-  check(L % chunks == 0, op,
-        "sequence length " + std::to_string(L) + " (dimension " +
-            std::to_string(dim) + ") is not divisible by " +
-            std::to_string(chunks) + " (the " +
-            (balancer == Balancer::HeadTail ? "head_tail" : "contiguous") +
-            " balancer with cp = " + std::to_string(cp) + " needs " +
-            std::to_string(chunks) + " equal chunks)");
   if (balancer == Balancer::Contiguous)
     return x.clone();
   Tensor y = c.empty(x.dtype(), x.shape());
