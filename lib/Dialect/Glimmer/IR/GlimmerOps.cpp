@@ -8,6 +8,8 @@
 
 #include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
 
+#include "glimmer/Dialect/Glimmer/IR/GlimmerShapes.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
@@ -131,61 +133,66 @@ static RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
-static std::string shapeString(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  llvm::raw_string_ostream os(s);
-  llvm::interleaveComma(shape, os);
-  os << "]";
-  return s;
+static Type typeOrNull(Value v) { return v ? v.getType() : Type(); }
+
+using shapes::str;
+
+/// Reports a violated rule of `op` through its emitOpError.
+static auto opErrors(Operation *op) {
+  return [op] { return op->emitOpError(); };
 }
 
-/// Checks that `dim` is a valid dimension index for `rank`.
+/// Reports a violated rule while inferring `OpTy`'s result types, worded
+/// as its verifier words it.
+template <typename OpTy>
+static auto inferErrors(std::optional<Location> loc) {
+  return [loc] { return emitOpErrorAt(loc, OpTy::getOperationName()); };
+}
+
+/// Appends `type` to `types`, or fails.
+static LogicalResult pushType(FailureOr<RankedTensorType> type,
+                              SmallVectorImpl<Type> &types) {
+  if (failed(type))
+    return failure();
+  types.push_back(*type);
+  return success();
+}
+
 static LogicalResult checkDim(Operation *op, int64_t dim, int64_t rank,
                               StringRef what = "dim") {
-  if (dim < 0 || dim >= rank)
-    return op->emitOpError() << what << " " << dim
-                             << " is out of range for rank " << rank;
-  return success();
+  return shapes::checkDim(opErrors(op), dim, rank, what);
 }
 
-/// Checks that `v` has rank `rank`.
 static LogicalResult checkRank(Operation *op, Value v, int64_t rank,
                                StringRef name) {
-  if (tensorType(v).getRank() != rank)
-    return op->emitOpError() << "expects " << name << " of rank " << rank
-                             << ", got " << v.getType();
-  return success();
+  return shapes::checkRank(opErrors(op), v.getType(), rank, name);
 }
 
-/// Checks that two values share an element type.
 static LogicalResult checkSameElementType(Operation *op, Value a, StringRef an,
                                           Value b, StringRef bn) {
-  if (tensorType(a).getElementType() != tensorType(b).getElementType())
-    return op->emitOpError()
-           << "expects " << an << " and " << bn
-           << " to have the same element type, got "
-           << tensorType(a).getElementType() << " and "
-           << tensorType(b).getElementType();
-  return success();
+  return shapes::checkSameElementType(opErrors(op), a.getType(), an,
+                                      b.getType(), bn);
 }
 
-/// Checks that `v` has exactly the shape `expected`.
 static LogicalResult checkShape(Operation *op, Value v, StringRef name,
                                 ArrayRef<int64_t> expected) {
-  if (tensorType(v).getShape() != expected)
-    return op->emitOpError() << "expects " << name << " of shape "
-                             << shapeString(expected) << ", got "
-                             << shapeString(tensorType(v).getShape());
-  return success();
+  return shapes::checkShape(opErrors(op), v.getType(), name, expected);
 }
 
-/// Checks that `v` has exactly the type `expected`.
 static LogicalResult checkType(Operation *op, Value v, StringRef name,
                                Type expected) {
-  if (v.getType() != expected)
-    return op->emitOpError() << "expects " << name << " of type " << expected
-                             << ", got " << v.getType();
-  return success();
+  return shapes::checkType(opErrors(op), v.getType(), name, expected);
+}
+
+/// Checks `result` against the inferred `expected`: first its element type
+/// against `input`'s, then its shape.
+static LogicalResult checkInferredResult(Operation *op, Value input,
+                                         StringRef inputName, Value result,
+                                         FailureOr<RankedTensorType> expected) {
+  if (failed(expected) ||
+      failed(checkSameElementType(op, input, inputName, result, "result")))
+    return failure();
+  return checkShape(op, result, "result", expected->getShape());
 }
 
 //===----------------------------------------------------------------------===//
@@ -280,28 +287,20 @@ OpFoldResult ConvertOp::fold(FoldAdaptor) {
 }
 
 LogicalResult ReduceOp::verify() {
-  RankedTensorType in = tensorType(getInput());
-  ArrayRef<int64_t> dims = getDims();
-  if (dims.empty())
-    return emitOpError() << "expects at least one dimension to reduce";
-  for (auto [i, d] : llvm::enumerate(dims)) {
-    if (failed(checkDim(*this, d, in.getRank())))
-      return failure();
-    if (i > 0 && d <= dims[i - 1])
-      return emitOpError() << "expects dims sorted and unique, got "
-                           << shapeString(dims);
-  }
-  SmallVector<int64_t> expected;
-  for (int64_t d = 0; d < in.getRank(); ++d) {
-    if (!llvm::is_contained(dims, d))
-      expected.push_back(in.getDimSize(d));
-    else if (getKeepDims())
-      expected.push_back(1);
-  }
-  if (failed(checkSameElementType(*this, getInput(), "input", getOutput(),
-                                  "result")))
-    return failure();
-  return checkShape(*this, getOutput(), "result", expected);
+  return checkInferredResult(*this, getInput(), "input", getOutput(),
+                             inferReduceType(opErrors(*this),
+                                             tensorType(getInput()), getDims(),
+                                             getKeepDims()));
+}
+
+LogicalResult ReduceOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return pushType(inferReduceType(inferErrors<ReduceOp>(loc),
+                                  tensorType(adaptor.getInput()),
+                                  adaptor.getDims(), adaptor.getKeepDims()),
+                  types);
 }
 
 LogicalResult CumsumOp::verify() {
@@ -319,9 +318,9 @@ LogicalResult ReshapeOp::verify() {
     return failure();
   if (in.getNumElements() != out.getNumElements())
     return emitOpError() << "cannot reshape " << in.getNumElements()
-                         << " elements " << shapeString(in.getShape())
-                         << " into " << out.getNumElements() << " elements "
-                         << shapeString(out.getShape());
+                         << " elements " << str(in.getShape()) << " into "
+                         << out.getNumElements() << " elements "
+                         << str(out.getShape());
   return success();
 }
 
@@ -332,25 +331,20 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor) {
 }
 
 LogicalResult TransposeOp::verify() {
-  RankedTensorType in = tensorType(getInput());
-  ArrayRef<int64_t> perm = getPermutation();
-  if (static_cast<int64_t>(perm.size()) != in.getRank())
-    return emitOpError() << "expects a permutation of " << in.getRank()
-                         << " dimensions, got " << shapeString(perm);
-  SmallVector<bool> seen(perm.size(), false);
-  SmallVector<int64_t> expected;
-  for (int64_t p : perm) {
-    if (p < 0 || p >= in.getRank() || seen[p])
-      return emitOpError() << "permutation " << shapeString(perm)
-                           << " is not a permutation of [0, " << in.getRank()
-                           << ")";
-    seen[p] = true;
-    expected.push_back(in.getDimSize(p));
-  }
-  if (failed(checkSameElementType(*this, getInput(), "input", getOutput(),
-                                  "result")))
-    return failure();
-  return checkShape(*this, getOutput(), "result", expected);
+  return checkInferredResult(*this, getInput(), "input", getOutput(),
+                             inferTransposeType(opErrors(*this),
+                                                tensorType(getInput()),
+                                                getPermutation()));
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  return pushType(inferTransposeType(inferErrors<TransposeOp>(loc),
+                                     tensorType(adaptor.getInput()),
+                                     adaptor.getPermutation()),
+                  types);
 }
 
 LogicalResult BroadcastInDimOp::verify() {
@@ -358,13 +352,13 @@ LogicalResult BroadcastInDimOp::verify() {
   ArrayRef<int64_t> dims = getDims();
   if (static_cast<int64_t>(dims.size()) != in.getRank())
     return emitOpError() << "expects one result dimension per input dimension ("
-                         << in.getRank() << "), got " << shapeString(dims);
+                         << in.getRank() << "), got " << str(dims);
   for (auto [i, d] : llvm::enumerate(dims)) {
     if (failed(checkDim(*this, d, out.getRank(), "broadcast dimension")))
       return failure();
     if (i > 0 && d <= dims[i - 1])
       return emitOpError() << "expects strictly increasing dims, got "
-                           << shapeString(dims);
+                           << str(dims);
     int64_t inSize = in.getDimSize(i), outSize = out.getDimSize(d);
     if (inSize != 1 && inSize != outSize)
       return emitOpError() << "cannot broadcast input dimension " << i
@@ -376,51 +370,40 @@ LogicalResult BroadcastInDimOp::verify() {
 }
 
 LogicalResult SliceOp::verify() {
-  RankedTensorType in = tensorType(getInput());
-  ArrayRef<int64_t> start = getStart(), limit = getLimit(),
-                    stride = getStride();
-  int64_t rank = in.getRank();
-  if (static_cast<int64_t>(start.size()) != rank ||
-      static_cast<int64_t>(limit.size()) != rank ||
-      static_cast<int64_t>(stride.size()) != rank)
-    return emitOpError() << "expects start, limit and stride of length "
-                         << rank;
-  SmallVector<int64_t> expected;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (stride[d] < 1)
-      return emitOpError() << "stride of dimension " << d
-                           << " must be positive, got " << stride[d];
-    if (start[d] < 0 || start[d] > limit[d] || limit[d] > in.getDimSize(d))
-      return emitOpError() << "slice [" << start[d] << ", " << limit[d]
-                           << ") of dimension " << d
-                           << " is out of bounds for size "
-                           << in.getDimSize(d);
-    expected.push_back((limit[d] - start[d] + stride[d] - 1) / stride[d]);
-  }
-  if (failed(checkSameElementType(*this, getInput(), "input", getOutput(),
-                                  "result")))
-    return failure();
-  return checkShape(*this, getOutput(), "result", expected);
+  return checkInferredResult(*this, getInput(), "input", getOutput(),
+                             inferSliceType(opErrors(*this),
+                                            tensorType(getInput()), getStart(),
+                                            getLimit(), getStride()));
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  return pushType(inferSliceType(inferErrors<SliceOp>(loc),
+                                 tensorType(adaptor.getInput()),
+                                 adaptor.getStart(), adaptor.getLimit(),
+                                 adaptor.getStride()),
+                  types);
 }
 
 LogicalResult MicrobatchSliceOp::verify() {
-  RankedTensorType in = tensorType(getInput());
-  if (tensorType(getIndex()).getRank() != 0)
-    return emitOpError() << "expects a scalar micro-batch index";
-  int64_t dim = getDim(), pieces = getPieces();
-  if (dim < 0 || dim >= in.getRank())
-    return emitOpError() << "dimension " << dim << " is out of range for "
-                         << in;
-  if (pieces < 1 || in.getDimSize(dim) % pieces != 0)
-    return emitOpError() << "cannot cut dimension " << dim << " of size "
-                         << in.getDimSize(dim) << " into " << pieces
-                         << " equal micro-batches";
-  if (failed(checkSameElementType(*this, getInput(), "input", getOutput(),
-                                  "result")))
-    return failure();
-  SmallVector<int64_t> expected(in.getShape());
-  expected[dim] /= pieces;
-  return checkShape(*this, getOutput(), "result", expected);
+  return checkInferredResult(
+      *this, getInput(), "input", getOutput(),
+      inferMicrobatchSliceType(opErrors(*this), tensorType(getInput()),
+                               tensorType(getIndex()), getPieces(), getDim()));
+}
+
+LogicalResult
+MicrobatchSliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                    Adaptor adaptor,
+                                    SmallVectorImpl<Type> &types) {
+  return pushType(inferMicrobatchSliceType(inferErrors<MicrobatchSliceOp>(loc),
+                                           tensorType(adaptor.getInput()),
+                                           tensorType(adaptor.getIndex()),
+                                           adaptor.getPieces(),
+                                           adaptor.getDim()),
+                  types);
 }
 
 /// Whether a value of element type `narrow` widens exactly into `wide` in
@@ -442,72 +425,67 @@ LogicalResult SumSquaresOp::verify() {
 }
 
 LogicalResult ConcatOp::verify() {
-  if (getInputs().empty())
-    return emitOpError() << "expects at least one input";
-  RankedTensorType first = tensorType(getInputs().front());
-  if (failed(checkDim(*this, getDim(), first.getRank())))
+  FailureOr<RankedTensorType> expected =
+      inferConcatType(opErrors(*this), getInputs().getTypes(), getDim());
+  if (failed(expected))
     return failure();
-  SmallVector<int64_t> expected(first.getShape());
-  expected[getDim()] = 0;
-  for (auto [i, v] : llvm::enumerate(getInputs())) {
-    RankedTensorType t = tensorType(v);
-    if (t.getElementType() != first.getElementType() ||
-        t.getRank() != first.getRank())
-      return emitOpError() << "input #" << i << " of type " << t
-                           << " does not match input #0 of type " << first;
-    for (int64_t d = 0; d < t.getRank(); ++d)
-      if (d != int64_t(getDim()) && t.getDimSize(d) != first.getDimSize(d))
-        return emitOpError() << "input #" << i << " differs from input #0 in "
-                             << "dimension " << d << " (" << t.getDimSize(d)
-                             << " vs " << first.getDimSize(d) << ")";
-    expected[getDim()] += t.getDimSize(getDim());
-  }
-  if (failed(checkSameElementType(*this, getInputs().front(), "inputs",
-                                  getOutput(), "result")))
-    return failure();
-  return checkShape(*this, getOutput(), "result", expected);
+  return checkInferredResult(*this, getInputs().front(), "inputs", getOutput(),
+                             expected);
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return pushType(inferConcatType(inferErrors<ConcatOp>(loc),
+                                  adaptor.getInputs().getTypes(),
+                                  adaptor.getDim()),
+                  types);
 }
 
 LogicalResult PadOp::verify() {
-  RankedTensorType in = tensorType(getInput());
-  int64_t rank = in.getRank();
-  if (static_cast<int64_t>(getLow().size()) != rank ||
-      static_cast<int64_t>(getHigh().size()) != rank)
-    return emitOpError() << "expects low and high padding of length " << rank;
-  SmallVector<int64_t> expected;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (getLow()[d] < 0 || getHigh()[d] < 0)
-      return emitOpError() << "padding of dimension " << d
-                           << " must be non-negative";
-    expected.push_back(in.getDimSize(d) + getLow()[d] + getHigh()[d]);
-  }
-  if (failed(checkSameElementType(*this, getInput(), "input", getOutput(),
-                                  "result")))
-    return failure();
-  return checkShape(*this, getOutput(), "result", expected);
+  return checkInferredResult(*this, getInput(), "input", getOutput(),
+                             inferPadType(opErrors(*this),
+                                          tensorType(getInput()), getLow(),
+                                          getHigh()));
+}
+
+LogicalResult PadOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  return pushType(inferPadType(inferErrors<PadOp>(loc),
+                               tensorType(adaptor.getInput()), adaptor.getLow(),
+                               adaptor.getHigh()),
+                  types);
 }
 
 //===----------------------------------------------------------------------===//
 // Model ops
 //===----------------------------------------------------------------------===//
 
+LogicalResult EmbeddingOp::verify() {
+  return checkInferredResult(*this, getTable(), "table", getOutput(),
+                             inferEmbeddingType(opErrors(*this),
+                                                tensorType(getTable()),
+                                                tensorType(getIds())));
+}
+
+LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  return pushType(inferEmbeddingType(inferErrors<EmbeddingOp>(loc),
+                                     tensorType(adaptor.getTable()),
+                                     tensorType(adaptor.getIds())),
+                  types);
+}
+
 /// ids.shape + [d]
 static SmallVector<int64_t> appendDim(ArrayRef<int64_t> shape, int64_t d) {
   SmallVector<int64_t> out(shape);
   out.push_back(d);
   return out;
-}
-
-LogicalResult EmbeddingOp::verify() {
-  if (failed(checkRank(*this, getTable(), 2, "a [V, D] table")))
-    return failure();
-  if (failed(checkSameElementType(*this, getTable(), "table", getOutput(),
-                                  "result")))
-    return failure();
-  return checkShape(
-      *this, getOutput(), "result",
-      appendDim(tensorType(getIds()).getShape(),
-                tensorType(getTable()).getDimSize(1)));
 }
 
 LogicalResult EmbeddingGradOp::verify() {
@@ -523,55 +501,43 @@ LogicalResult EmbeddingGradOp::verify() {
 }
 
 LogicalResult LinearOp::verify() {
-  RankedTensorType x = tensorType(getInput());
-  if (x.getRank() < 1)
-    return emitOpError() << "expects an input of rank >= 1";
-  if (failed(checkRank(*this, getWeight(), 2, "an [N, K] weight")))
+  FailureOr<RankedTensorType> expected =
+      inferLinearType(opErrors(*this), tensorType(getInput()),
+                      tensorType(getWeight()), typeOrNull(getBias()));
+  if (failed(expected))
     return failure();
-  RankedTensorType w = tensorType(getWeight());
-  if (w.getDimSize(1) != x.getShape().back())
-    return emitOpError() << "contraction mismatch: input has K = "
-                         << x.getShape().back() << " but weight has K = "
-                         << w.getDimSize(1);
-  if (failed(checkSameElementType(*this, getInput(), "input", getWeight(),
-                                  "weight")))
-    return failure();
-  if (getBias()) {
-    if (failed(checkType(*this, getBias(), "bias",
-                         RankedTensorType::get({w.getDimSize(0)},
-                                               w.getElementType()))))
-      return failure();
-  }
-  SmallVector<int64_t> expected(x.getShape());
-  expected.back() = w.getDimSize(0);
-  return checkType(*this, getOutput(), "result",
-                   RankedTensorType::get(expected, x.getElementType()));
+  return checkType(*this, getOutput(), "result", *expected);
+}
+
+LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return pushType(inferLinearType(inferErrors<LinearOp>(loc),
+                                  tensorType(adaptor.getInput()),
+                                  tensorType(adaptor.getWeight()),
+                                  typeOrNull(adaptor.getBias())),
+                  types);
 }
 
 LogicalResult MatmulOp::verify() {
-  RankedTensorType a = tensorType(getLhs()), b = tensorType(getRhs());
-  if (a.getRank() < 2 || a.getRank() != b.getRank())
-    return emitOpError() << "expects operands of equal rank >= 2, got " << a
-                         << " and " << b;
-  int64_t r = a.getRank();
-  if (a.getShape().drop_back(2) != b.getShape().drop_back(2))
-    return emitOpError() << "batch dimensions differ: "
-                         << shapeString(a.getShape().drop_back(2)) << " vs "
-                         << shapeString(b.getShape().drop_back(2));
-  int64_t m = getTransposeLhs() ? a.getDimSize(r - 1) : a.getDimSize(r - 2);
-  int64_t k = getTransposeLhs() ? a.getDimSize(r - 2) : a.getDimSize(r - 1);
-  int64_t kb = getTransposeRhs() ? b.getDimSize(r - 1) : b.getDimSize(r - 2);
-  int64_t n = getTransposeRhs() ? b.getDimSize(r - 2) : b.getDimSize(r - 1);
-  if (k != kb)
-    return emitOpError() << "contraction mismatch: lhs has K = " << k
-                         << " but rhs has K = " << kb;
-  if (failed(checkSameElementType(*this, getLhs(), "lhs", getRhs(), "rhs")))
+  FailureOr<RankedTensorType> expected = inferMatmulType(
+      opErrors(*this), tensorType(getLhs()), tensorType(getRhs()),
+      getTransposeLhs(), getTransposeRhs());
+  if (failed(expected))
     return failure();
-  SmallVector<int64_t> expected(a.getShape().drop_back(2));
-  expected.push_back(m);
-  expected.push_back(n);
-  return checkType(*this, getOutput(), "result",
-                   RankedTensorType::get(expected, a.getElementType()));
+  return checkType(*this, getOutput(), "result", *expected);
+}
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return pushType(
+      inferMatmulType(inferErrors<MatmulOp>(loc), tensorType(adaptor.getLhs()),
+                      tensorType(adaptor.getRhs()), adaptor.getTransposeLhs(),
+                      adaptor.getTransposeRhs()),
+      types);
 }
 
 /// Shared checks of the norms: weight (and bias) are [D] for an input
@@ -665,114 +631,56 @@ LogicalResult RopeOp::verify() {
   return checkType(*this, getOutput(), "result", x);
 }
 
-/// Shared checks of attention and its VJP, on the head-major view of each
-/// operand (`seqMajor`: query, key, value, output). Returns the expected
-/// (output, lse) types, output in its own layout.
-static FailureOr<std::pair<Type, Type>>
-verifyAttentionOperands(Operation *op, Value q, Value k, Value v, Value qPos,
-                        Value kPos, Value qDoc, Value kDoc, Value qBlk,
-                        Value kBlk, bool causal, std::optional<int64_t> window,
-                        double scale, DenseBoolArrayAttr seqMajor) {
-  if (seqMajor && seqMajor.size() != 4)
-    return op->emitOpError()
-           << "expects sequence_major to flag 4 tensors (query, key, value, "
-              "output), got "
-           << seqMajor.size();
-  auto flag = [&](unsigned i) { return seqMajor && seqMajor[i]; };
-  for (auto [i, val, name] :
-       {std::tuple{0u, q, "query"}, {1u, k, "key"}, {2u, v, "value"}}) {
-    std::string what =
-        std::string(name) + (flag(i) ? " [B, T, H, D]" : " [B, H, T, D]");
-    if (failed(checkRank(op, val, 4, what)))
-      return failure();
-  }
-  // Head-major views: every check below reads [B, H, T, D].
-  auto view = [&](Value x, unsigned i) {
-    Type t = x.getType();
-    return cast<RankedTensorType>(flag(i) ? swapHeadsAndSequence(t) : t);
-  };
-  RankedTensorType qt = view(q, 0), kt = view(k, 1);
-  Type expectedValue = flag(2) ? swapHeadsAndSequence(kt) : Type(kt);
-  if (failed(checkType(op, v, "value", expectedValue)))
-    return failure();
-  if (failed(checkSameElementType(op, q, "query", k, "key")))
-    return failure();
-  int64_t b = qt.getDimSize(0), hq = qt.getDimSize(1), tq = qt.getDimSize(2),
-          d = qt.getDimSize(3);
-  int64_t hkv = kt.getDimSize(1), tk = kt.getDimSize(2);
-  if (kt.getDimSize(0) != b || kt.getDimSize(3) != d)
-    return op->emitOpError()
-           << "key " << k.getType()
-           << " does not match query batch and head size " << q.getType();
-  if (hkv == 0 || hq % hkv != 0)
-    return op->emitOpError() << "query heads (" << hq
-                             << ") must be a multiple of key/value heads ("
-                             << hkv << ")";
-  if (!(scale > 0))
-    return op->emitOpError() << "expects scale > 0, got " << scale;
-  if (!qPos != !kPos)
-    return op->emitOpError()
-           << "expects query and key positions together or neither";
-  if (!qDoc != !kDoc)
-    return op->emitOpError()
-           << "expects query and key documents together or neither";
-  if (qPos) {
-    if (failed(checkShape(op, qPos, "query positions", {b, tq})) ||
-        failed(checkShape(op, kPos, "key positions", {b, tk})))
-      return failure();
-  }
-  if (qDoc) {
-    if (failed(checkShape(op, qDoc, "query documents", {b, tq})) ||
-        failed(checkShape(op, kDoc, "key documents", {b, tk})))
-      return failure();
-  }
-  if (!qBlk != !kBlk)
-    return op->emitOpError()
-           << "expects query and key blocks together or neither";
-  // Blocks widen causal visibility and the window narrows it: neither means
-  // anything without causality.
-  if ((qBlk || window) && !causal)
-    return op->emitOpError()
-           << "expects blocks and a window only with causal attention";
-  if (window && *window <= 0)
-    return op->emitOpError() << "expects window > 0, got " << *window;
-  if (qBlk) {
-    if (failed(checkShape(op, qBlk, "query blocks", {b, tq})) ||
-        failed(checkShape(op, kBlk, "key blocks", {b, tk})))
-      return failure();
-  }
-  Type lseElement = qt.getElementType().isF64()
-                        ? Type(Float64Type::get(op->getContext()))
-                        : Type(Float32Type::get(op->getContext()));
-  Type output = flag(3) ? swapHeadsAndSequence(qt) : Type(qt);
-  return std::pair<Type, Type>{output,
-                               RankedTensorType::get({b, hq, tq}, lseElement)};
+/// The operands of attention or attention_grad (an op or its adaptor) that
+/// their results follow from.
+template <typename OpOrAdaptor>
+static AttentionOperandTypes attentionOperandTypes(OpOrAdaptor op) {
+  return {op.getQuery().getType(),
+          op.getKey().getType(),
+          op.getValue().getType(),
+          typeOrNull(op.getQueryPositions()),
+          typeOrNull(op.getKeyPositions()),
+          typeOrNull(op.getQueryDocuments()),
+          typeOrNull(op.getKeyDocuments()),
+          typeOrNull(op.getQueryBlocks()),
+          typeOrNull(op.getKeyBlocks()),
+          op.getCausal(),
+          op.getWindow(),
+          op.getScale().convertToDouble(),
+          op.getSequenceMajorAttr()};
 }
 
 LogicalResult AttentionOp::verify() {
-  auto expected = verifyAttentionOperands(
-      *this, getQuery(), getKey(), getValue(), getQueryPositions(),
-      getKeyPositions(), getQueryDocuments(), getKeyDocuments(),
-      getQueryBlocks(), getKeyBlocks(), getCausal(), getWindow(),
-      getScale().convertToDouble(), getSequenceMajorAttr());
+  auto expected =
+      inferAttentionTypes(opErrors(*this), attentionOperandTypes(*this));
   if (failed(expected))
     return failure();
-  if (failed(checkType(*this, getOutput(), "output", expected->first)))
+  if (failed(checkType(*this, getOutput(), "output", expected->output)))
     return failure();
-  return checkType(*this, getLse(), "lse", expected->second);
+  return checkType(*this, getLse(), "lse", expected->lse);
+}
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  auto inferred = inferAttentionTypes(inferErrors<AttentionOp>(loc),
+                                      attentionOperandTypes(adaptor));
+  if (failed(inferred))
+    return failure();
+  types.push_back(inferred->output);
+  types.push_back(inferred->lse);
+  return success();
 }
 
 LogicalResult AttentionGradOp::verify() {
-  auto expected = verifyAttentionOperands(
-      *this, getQuery(), getKey(), getValue(), getQueryPositions(),
-      getKeyPositions(), getQueryDocuments(), getKeyDocuments(),
-      getQueryBlocks(), getKeyBlocks(), getCausal(), getWindow(),
-      getScale().convertToDouble(), getSequenceMajorAttr());
+  auto expected =
+      inferAttentionTypes(opErrors(*this), attentionOperandTypes(*this));
   if (failed(expected))
     return failure();
-  if (failed(checkType(*this, getGrad(), "grad", expected->first)) ||
-      failed(checkType(*this, getOutput(), "output", expected->first)) ||
-      failed(checkType(*this, getLse(), "lse", expected->second)) ||
+  if (failed(checkType(*this, getGrad(), "grad", expected->output)) ||
+      failed(checkType(*this, getOutput(), "output", expected->output)) ||
+      failed(checkType(*this, getLse(), "lse", expected->lse)) ||
       failed(checkType(*this, getQueryGrad(), "query grad",
                        getQuery().getType())) ||
       failed(checkType(*this, getKeyGrad(), "key grad", getKey().getType())))
@@ -813,58 +721,34 @@ LogicalResult CrossEntropyGradOp::verify() {
   return checkType(*this, getOutput(), "result", getLogits().getType());
 }
 
-/// The output shape of a 2-D convolution, or failure with a diagnostic.
-static FailureOr<SmallVector<int64_t>>
-conv2dOutputShape(Operation *op, Value input, Value weight,
-                  ArrayRef<int64_t> stride, ArrayRef<int64_t> padding) {
-  if (failed(checkRank(op, input, 4, "an NCHW input")) ||
-      failed(checkRank(op, weight, 4, "an OIHW weight")))
+LogicalResult Conv2dOp::verify() {
+  FailureOr<RankedTensorType> expected = inferConv2dType(
+      opErrors(*this), tensorType(getInput()), tensorType(getWeight()),
+      typeOrNull(getBias()), getStride(), getPadding());
+  if (failed(expected))
     return failure();
-  if (stride.size() != 2 || padding.size() != 2)
-    return op->emitOpError() << "expects 2 strides and 2 paddings";
-  if (stride[0] < 1 || stride[1] < 1 || padding[0] < 0 || padding[1] < 0)
-    return op->emitOpError()
-           << "expects positive strides and non-negative padding";
-  RankedTensorType x = tensorType(input), w = tensorType(weight);
-  if (x.getDimSize(1) != w.getDimSize(1))
-    return op->emitOpError() << "input has " << x.getDimSize(1)
-                             << " channels but weight expects "
-                             << w.getDimSize(1);
-  if (failed(checkSameElementType(op, input, "input", weight, "weight")))
-    return failure();
-  SmallVector<int64_t> out{x.getDimSize(0), w.getDimSize(0)};
-  for (int i = 0; i < 2; ++i) {
-    int64_t span = x.getDimSize(2 + i) + 2 * padding[i] - w.getDimSize(2 + i);
-    if (span < 0)
-      return op->emitOpError() << "kernel is larger than the padded input";
-    out.push_back(span / stride[i] + 1);
-  }
-  return out;
+  return checkType(*this, getOutput(), "result", *expected);
 }
 
-LogicalResult Conv2dOp::verify() {
-  auto shape = conv2dOutputShape(*this, getInput(), getWeight(), getStride(),
-                                 getPadding());
-  if (failed(shape))
-    return failure();
-  RankedTensorType w = tensorType(getWeight());
-  if (getBias() &&
-      failed(checkType(*this, getBias(), "bias",
-                       RankedTensorType::get({w.getDimSize(0)},
-                                             w.getElementType()))))
-    return failure();
-  return checkType(*this, getOutput(), "result",
-                   RankedTensorType::get(*shape, w.getElementType()));
+LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return pushType(inferConv2dType(inferErrors<Conv2dOp>(loc),
+                                  tensorType(adaptor.getInput()),
+                                  tensorType(adaptor.getWeight()),
+                                  typeOrNull(adaptor.getBias()),
+                                  adaptor.getStride(), adaptor.getPadding()),
+                  types);
 }
 
 LogicalResult Conv2dGradOp::verify() {
-  auto shape = conv2dOutputShape(*this, getInput(), getWeight(), getStride(),
-                                 getPadding());
-  if (failed(shape))
+  FailureOr<RankedTensorType> output = inferConv2dType(
+      opErrors(*this), tensorType(getInput()), tensorType(getWeight()), Type(),
+      getStride(), getPadding());
+  if (failed(output))
     return failure();
-  if (failed(checkType(*this, getGrad(), "grad",
-                       RankedTensorType::get(
-                           *shape, tensorType(getWeight()).getElementType()))))
+  if (failed(checkType(*this, getGrad(), "grad", *output)))
     return failure();
   if (failed(checkType(*this, getInputGrad(), "input grad",
                        getInput().getType())))
@@ -1267,9 +1151,8 @@ LogicalResult FusionOp::verify() {
   ArrayRef<int64_t> shape = tensorType(getResults().front()).getShape();
   for (Value r : getResults())
     if (tensorType(r).getShape() != shape)
-      return emitOpError() << "expects results of one shape, got "
-                           << shapeString(shape) << " and "
-                           << shapeString(tensorType(r).getShape());
+      return emitOpError() << "expects results of one shape, got " << str(shape)
+                           << " and " << str(tensorType(r).getShape());
   return success();
 }
 

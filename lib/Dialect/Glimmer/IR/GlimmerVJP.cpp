@@ -342,9 +342,8 @@ LogicalResult CpPermuteOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g || !isFloatTensor(getInput()))
     return success();
-  operandGrads[0] =
-      CpUnpermuteOp::create(b, getLoc(), g.getType(), g, getDimAttr(),
-                            getCpAttr(), getBalancerAttr());
+  operandGrads[0] = CpUnpermuteOp::create(b, getLoc(), g, getDimAttr(),
+                                          getCpAttr(), getBalancerAttr());
   return success();
 }
 
@@ -353,9 +352,8 @@ LogicalResult CpUnpermuteOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g || !isFloatTensor(getInput()))
     return success();
-  operandGrads[0] =
-      CpPermuteOp::create(b, getLoc(), g.getType(), g, getDimAttr(),
-                          getCpAttr(), getBalancerAttr());
+  operandGrads[0] = CpPermuteOp::create(b, getLoc(), g, getDimAttr(),
+                                        getCpAttr(), getBalancerAttr());
   return success();
 }
 
@@ -440,7 +438,7 @@ LogicalResult CumsumOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   int64_t dim = getDim();
   Value total =
       e.broadcastSameRank(e.reduceSum(g, {dim}, /*keepDims=*/true), type);
-  Value prefix = CumsumOp::create(b, getLoc(), type, g, getDimAttr());
+  Value prefix = CumsumOp::create(b, getLoc(), g, getDimAttr());
   operandGrads[0] = e.add(e.sub(total, prefix), g);
   return success();
 }
@@ -514,7 +512,7 @@ LogicalResult SliceOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   SmallVector<int64_t> high;
   for (int64_t d = 0; d < in.getRank(); ++d)
     high.push_back(in.getDimSize(d) - getLimit()[d]);
-  operandGrads[0] = e.padZeros(g, in, getStart(), high);
+  operandGrads[0] = e.padZeros(g, getStart(), high);
   return success();
 }
 
@@ -583,10 +581,10 @@ LogicalResult LinearOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
     rows *= d;
   Value g2 = e.reshape(g, {rows, n});
   Value x2 = e.reshape(x, {rows, k});
-  Value dx = MatmulOp::create(b, getLoc(), xt.clone({rows, k}), g2, w,
-                              /*transpose_lhs=*/false, /*transpose_rhs=*/false);
+  Value dx = MatmulOp::create(b, getLoc(), g2, w, /*transpose_lhs=*/false,
+                              /*transpose_rhs=*/false);
   operandGrads[0] = e.reshape(dx, xt);
-  operandGrads[1] = MatmulOp::create(b, getLoc(), wt, g2, x2,
+  operandGrads[1] = MatmulOp::create(b, getLoc(), g2, x2,
                                      /*transpose_lhs=*/true,
                                      /*transpose_rhs=*/false);
   if (getBias()) {
@@ -604,20 +602,19 @@ LogicalResult MatmulOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
     return success();
   Location loc = getLoc();
   Value a = getLhs(), c = getRhs();
-  Type at = a.getType(), ct = c.getType();
   bool ta = getTransposeLhs(), tc = getTransposeRhs();
   if (!ta && !tc) { // C = A B
-    operandGrads[0] = MatmulOp::create(b, loc, at, g, c, false, true);
-    operandGrads[1] = MatmulOp::create(b, loc, ct, a, g, true, false);
+    operandGrads[0] = MatmulOp::create(b, loc, g, c, false, true);
+    operandGrads[1] = MatmulOp::create(b, loc, a, g, true, false);
   } else if (ta && !tc) { // C = A^T B
-    operandGrads[0] = MatmulOp::create(b, loc, at, c, g, false, true);
-    operandGrads[1] = MatmulOp::create(b, loc, ct, a, g, false, false);
+    operandGrads[0] = MatmulOp::create(b, loc, c, g, false, true);
+    operandGrads[1] = MatmulOp::create(b, loc, a, g, false, false);
   } else if (!ta && tc) { // C = A B^T
-    operandGrads[0] = MatmulOp::create(b, loc, at, g, c, false, false);
-    operandGrads[1] = MatmulOp::create(b, loc, ct, g, a, true, false);
+    operandGrads[0] = MatmulOp::create(b, loc, g, c, false, false);
+    operandGrads[1] = MatmulOp::create(b, loc, g, a, true, false);
   } else { // C = A^T B^T
-    operandGrads[0] = MatmulOp::create(b, loc, at, c, g, true, true);
-    operandGrads[1] = MatmulOp::create(b, loc, ct, g, a, true, true);
+    operandGrads[0] = MatmulOp::create(b, loc, c, g, true, true);
+    operandGrads[1] = MatmulOp::create(b, loc, g, a, true, true);
   }
   return success();
 }
@@ -627,9 +624,8 @@ LogicalResult RmsNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  auto grad = RmsNormGradOp::create(b, getLoc(), getInput().getType(),
-                                    getWeight().getType(), g, getInput(),
-                                    getWeight(), getEpsAttr());
+  auto grad = RmsNormGradOp::create(b, getLoc(), g, getInput(), getWeight(),
+                                    getEpsAttr());
   operandGrads[0] = grad.getInputGrad();
   operandGrads[1] = grad.getWeightGrad();
   return success();
@@ -640,9 +636,8 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  Type wt = getWeight().getType();
-  auto grad = LayerNormGradOp::create(b, getLoc(), getInput().getType(), wt, wt,
-                                      g, getInput(), getWeight(), getEpsAttr());
+  auto grad = LayerNormGradOp::create(b, getLoc(), g, getInput(), getWeight(),
+                                      getEpsAttr());
   operandGrads[0] = grad.getInputGrad();
   operandGrads[1] = grad.getWeightGrad();
   operandGrads[2] = grad.getBiasGrad();
@@ -655,7 +650,7 @@ LogicalResult RopeOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  operandGrads[0] = RopeOp::create(b, getLoc(), g.getType(), g, getPositions(),
+  operandGrads[0] = RopeOp::create(b, getLoc(), g, getPositions(),
                                    getThetaAttr(), getStyleAttr(),
                                    getInverse() ? UnitAttr() : b.getUnitAttr());
   return success();
@@ -670,9 +665,8 @@ LogicalResult AttentionOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   if (!g)
     return success();
   auto grad = AttentionGradOp::create(
-      b, getLoc(), getQuery().getType(), getKey().getType(),
-      getValue().getType(), g, getQuery(), getKey(), getValue(), getOutput(),
-      getLse(), getQueryPositions(), getKeyPositions(), getQueryDocuments(),
+      b, getLoc(), g, getQuery(), getKey(), getValue(), getOutput(), getLse(),
+      getQueryPositions(), getKeyPositions(), getQueryDocuments(),
       getKeyDocuments(), getQueryBlocks(), getKeyBlocks(), getCausalAttr(),
       getWindowAttr(), getScaleAttr(), getSequenceMajorAttr());
   operandGrads[0] = grad.getQueryGrad();
@@ -686,8 +680,8 @@ LogicalResult SoftmaxOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  operandGrads[0] = SoftmaxGradOp::create(b, getLoc(), g.getType(), g,
-                                          getOutput(), getDimAttr());
+  operandGrads[0] =
+      SoftmaxGradOp::create(b, getLoc(), g, getOutput(), getDimAttr());
   return success();
 }
 
@@ -699,8 +693,7 @@ LogicalResult CrossEntropyOp::buildVJP(OpBuilder &b,
   if (!g)
     return success();
   operandGrads[0] = CrossEntropyGradOp::create(
-      b, getLoc(), getLogits().getType(), g, getLogits(), getLabels(),
-      getIgnoreIndexAttr());
+      b, getLoc(), g, getLogits(), getLabels(), getIgnoreIndexAttr());
   return success();
 }
 
@@ -709,9 +702,8 @@ LogicalResult Conv2dOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return success();
-  auto grad = Conv2dGradOp::create(
-      b, getLoc(), getInput().getType(), getWeight().getType(), g, getInput(),
-      getWeight(), getStrideAttr(), getPaddingAttr());
+  auto grad = Conv2dGradOp::create(b, getLoc(), g, getInput(), getWeight(),
+                                   getStrideAttr(), getPaddingAttr());
   operandGrads[0] = grad.getInputGrad();
   operandGrads[1] = grad.getWeightGrad();
   if (getBias()) {
@@ -837,8 +829,7 @@ LogicalResult PvaryOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   if (!resultGrads[0])
     return success();
   operandGrads[0] = AllReduceOp::create(
-      b, getLoc(), getInput().getType(),
-      ReductionKindAttr::get(b.getContext(), ReductionKind::Sum),
+      b, getLoc(), ReductionKindAttr::get(b.getContext(), ReductionKind::Sum),
       resultGrads[0], getMeshAttr(), getAxes());
   return success();
 }

@@ -483,7 +483,7 @@ Value splatI64(OpBuilder &b, Location loc, int64_t batch, int64_t t,
 /// cond ? onTrue : onFalse of [B, T] i64 values.
 Value choose(OpBuilder &b, Location loc, Value cond, Value onTrue,
              Value onFalse) {
-  return SelectOp::create(b, loc, onTrue.getType(), cond, onTrue, onFalse);
+  return SelectOp::create(b, loc, cond, onTrue, onFalse);
 }
 
 } // namespace
@@ -535,12 +535,8 @@ AttentionOp buildMaskedAttention(OpBuilder &b, Location loc, Value q, Value k,
     pos = IotaOp::create(b, loc,
                          RankedTensorType::get({batch, tq}, b.getI64Type()),
                          b.getI64IntegerAttr(1));
-  Type lseElem = typeOf(q).getElementType().isF64()
-                     ? Type(b.getF64Type())
-                     : Type(b.getF32Type());
   return AttentionOp::create(
-      b, loc, q.getType(), RankedTensorType::get({batch, qs[1], tq}, lseElem),
-      q, k, v, pos, pos, qDocs, kDocs, qBlocks, kBlocks,
+      b, loc, q, k, v, pos, pos, qDocs, kDocs, qBlocks, kBlocks,
       form.causal ? b.getUnitAttr() : nullptr,
       form.window ? b.getI64IntegerAttr(*form.window) : IntegerAttr(),
       b.getF64FloatAttr(scale), /*sequence_major=*/DenseBoolArrayAttr());

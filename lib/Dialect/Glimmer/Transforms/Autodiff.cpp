@@ -554,8 +554,8 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
     Value local = tied.held && k >= 0 ? gradOf[size_t(k)]
                                       : splat(b, loc, tied.type, 0.0);
     Value total = AllReduceOp::create(
-        b, loc, tied.type, ReductionKindAttr::get(ctx, ReductionKind::Sum),
-        local, FlatSymbolRefAttr::get(ctx, "mesh"), b.getStrArrayAttr({"pp"}));
+        b, loc, ReductionKindAttr::get(ctx, ReductionKind::Sum), local,
+        FlatSymbolRefAttr::get(ctx, "mesh"), b.getStrArrayAttr({"pp"}));
     if (tied.held && k >= 0) {
       gradOf[size_t(k)] = total;
       if (!tied.countInNorm)
@@ -608,8 +608,8 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
   }
   for (auto [axes, local] : shardedSumSq) {
     Value total = AllReduceOp::create(
-        b, loc, normType, ReductionKindAttr::get(ctx, ReductionKind::Sum),
-        local, FlatSymbolRefAttr::get(ctx, "mesh"), axes);
+        b, loc, ReductionKindAttr::get(ctx, ReductionKind::Sum), local,
+        FlatSymbolRefAttr::get(ctx, "mesh"), axes);
     sumSq = sumSq ? Value(AddOp::create(b, loc, sumSq, total)) : total;
   }
   // Each stage holds its own parameters: their squares add over `pp`.
@@ -617,8 +617,8 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
     if (!sumSq)
       sumSq = splat(b, loc, normType, 0.0);
     sumSq = AllReduceOp::create(
-        b, loc, normType, ReductionKindAttr::get(ctx, ReductionKind::Sum),
-        sumSq, FlatSymbolRefAttr::get(ctx, "mesh"), b.getStrArrayAttr({"pp"}));
+        b, loc, ReductionKindAttr::get(ctx, ReductionKind::Sum), sumSq,
+        FlatSymbolRefAttr::get(ctx, "mesh"), b.getStrArrayAttr({"pp"}));
   }
   Value norm = SqrtOp::create(b, loc, sumSq);
 

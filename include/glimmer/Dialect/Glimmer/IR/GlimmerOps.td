@@ -32,7 +32,7 @@ def Glimmer_MeshOp : Glimmer_Op<"mesh", [Symbol, HasParent<"::mlir::ModuleOp">]>
 }
 
 def Glimmer_ShardingConstraintOp : Glimmer_Op<"sharding_constraint",
-    [Glimmer_ShardingRuleOpInterface, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, SameOperandsAndResultType,
+    [InferTypeOpInterface, Glimmer_ShardingRuleOpInterface, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, SameOperandsAndResultType,
      DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "Pins the sharding of a value";
   let description = [{
@@ -68,7 +68,7 @@ def Glimmer_ConstantOp : Glimmer_Op<"constant",
 }
 
 class Glimmer_UnaryOp<string mnemonic, string math>
-    : Glimmer_Op<mnemonic, [Glimmer_ShardingRuleOpInterface, Pure, Elementwise, SameOperandsAndResultType,
+    : Glimmer_Op<mnemonic, [InferTypeOpInterface, Glimmer_ShardingRuleOpInterface, Pure, Elementwise, SameOperandsAndResultType,
                             DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
   let summary = "Elementwise " # math;
   let description = "Computes `" # math # "` elementwise on a floating-point "
@@ -93,7 +93,7 @@ def Glimmer_SinOp : Glimmer_UnaryOp<"sin", "sin(x)">;
 def Glimmer_CosOp : Glimmer_UnaryOp<"cos", "cos(x)">;
 
 def Glimmer_GeluOp : Glimmer_Op<"gelu",
-    [Glimmer_ShardingRuleOpInterface, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, Elementwise, SameOperandsAndResultType]> {
+    [InferTypeOpInterface, Glimmer_ShardingRuleOpInterface, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, Elementwise, SameOperandsAndResultType]> {
   let summary = "Elementwise GELU";
   let description = [{
     `x * Phi(x)` with the exact normal CDF (`approximate = none`) or its tanh
@@ -111,7 +111,7 @@ def Glimmer_GeluOp : Glimmer_Op<"gelu",
 }
 
 class Glimmer_BinaryOp<string mnemonic, string math>
-    : Glimmer_Op<mnemonic, [Glimmer_ShardingRuleOpInterface, Pure, Elementwise, SameOperandsAndResultType,
+    : Glimmer_Op<mnemonic, [InferTypeOpInterface, Glimmer_ShardingRuleOpInterface, Pure, Elementwise, SameOperandsAndResultType,
                             DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
   let summary = "Elementwise " # math;
   let description = "Computes `" # math # "` elementwise. Operands have the "
@@ -132,7 +132,7 @@ def Glimmer_MinOp : Glimmer_BinaryOp<"min", "min(lhs, rhs)">;
 def Glimmer_PowOp : Glimmer_BinaryOp<"pow", "lhs ^ rhs">;
 
 def Glimmer_CompareOp : Glimmer_Op<"compare",
-    [Glimmer_ShardingRuleOpInterface, Pure, Elementwise, AllTypesMatch<["lhs", "rhs"]>,
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>, Glimmer_ShardingRuleOpInterface, Pure, Elementwise, AllTypesMatch<["lhs", "rhs"]>,
      TypesMatchWith<"result is i1 of the operands' shape", "lhs", "output",
                     "::glimmer::getI1SameShape($_self)">]> {
   let summary = "Elementwise comparison";
@@ -152,7 +152,7 @@ def Glimmer_CompareOp : Glimmer_Op<"compare",
 }
 
 def Glimmer_SelectOp : Glimmer_Op<"select",
-    [Glimmer_ShardingRuleOpInterface, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, Elementwise, AllTypesMatch<["on_true", "on_false", "output"]>]> {
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>, Glimmer_ShardingRuleOpInterface, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, Elementwise, AllTypesMatch<["on_true", "on_false", "output"]>]> {
   let summary = "Elementwise choice";
   let description = [{
     `cond ? on_true : on_false` elementwise; `cond` is an `i1` tensor of the
@@ -186,7 +186,7 @@ def Glimmer_ConvertOp : Glimmer_Op<"convert", [Glimmer_ShardingRuleOpInterface, 
   let hasFolder = 1;
 }
 
-def Glimmer_ReduceOp : Glimmer_Op<"reduce", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_ReduceOp : Glimmer_Op<"reduce", [InferTypeOpAdaptor, DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "Reduction over dimensions";
   let description = [{
     Reduces `input` with `kind` (sum, max, min) over `dims` (sorted, unique).
@@ -235,7 +235,7 @@ def Glimmer_SumSquaresOp : Glimmer_Op<"sum_squares", [DeclareOpInterfaceMethods<
   let hasVerifier = 1;
 }
 
-def Glimmer_CumsumOp : Glimmer_Op<"cumsum", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, SameOperandsAndResultType]> {
+def Glimmer_CumsumOp : Glimmer_Op<"cumsum", [InferTypeOpInterface, DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "Inclusive prefix sum along a dimension";
   let description = [{
     ```mlir
@@ -277,7 +277,7 @@ def Glimmer_ReshapeOp : Glimmer_Op<"reshape", [DeclareOpInterfaceMethods<Glimmer
   let hasFolder = 1;
 }
 
-def Glimmer_TransposeOp : Glimmer_Op<"transpose", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_TransposeOp : Glimmer_Op<"transpose", [InferTypeOpAdaptor, DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "Permutes dimensions";
   let description = [{
     Result dimension `i` is input dimension `permutation[i]`.
@@ -309,7 +309,7 @@ def Glimmer_BroadcastInDimOp : Glimmer_Op<"broadcast_in_dim", [DeclareOpInterfac
   let hasVerifier = 1;
 }
 
-def Glimmer_SliceOp : Glimmer_Op<"slice", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_SliceOp : Glimmer_Op<"slice", [InferTypeOpAdaptor, DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "Strided slice";
   let description = [{
     Keeps indices `start[d], start[d]+stride[d], ...` below `limit[d]` in each
@@ -327,7 +327,7 @@ def Glimmer_SliceOp : Glimmer_Op<"slice", [DeclareOpInterfaceMethods<Glimmer_Sha
   let hasVerifier = 1;
 }
 
-def Glimmer_MicrobatchSliceOp : Glimmer_Op<"microbatch_slice", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, Pure]> {
+def Glimmer_MicrobatchSliceOp : Glimmer_Op<"microbatch_slice", [InferTypeOpAdaptor, DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, Pure]> {
   let summary = "The current micro-batch's piece of a full-batch value";
   let description = [{
     Piece `index` of `pieces` equal contiguous pieces of `dim`, where `index`
@@ -352,7 +352,7 @@ def Glimmer_MicrobatchSliceOp : Glimmer_Op<"microbatch_slice", [DeclareOpInterfa
   let hasVerifier = 1;
 }
 
-def Glimmer_ConcatOp : Glimmer_Op<"concat", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_ConcatOp : Glimmer_Op<"concat", [InferTypeOpAdaptor, DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "Concatenates along a dimension";
   let description = [{
     ```mlir
@@ -366,7 +366,7 @@ def Glimmer_ConcatOp : Glimmer_Op<"concat", [DeclareOpInterfaceMethods<Glimmer_S
   let hasVerifier = 1;
 }
 
-def Glimmer_PadOp : Glimmer_Op<"pad", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_PadOp : Glimmer_Op<"pad", [InferTypeOpAdaptor, DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "Constant padding";
   let description = [{
     Adds `low[d]` elements before and `high[d]` after dimension `d`, filled
@@ -388,7 +388,7 @@ def Glimmer_PadOp : Glimmer_Op<"pad", [DeclareOpInterfaceMethods<Glimmer_Shardin
 // Model ops
 //===----------------------------------------------------------------------===//
 
-def Glimmer_EmbeddingOp : Glimmer_Op<"embedding", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_EmbeddingOp : Glimmer_Op<"embedding", [InferTypeOpAdaptor, DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "Row lookup in an embedding table";
   let description = [{
     `output[..., :] = table[ids[...], :]` for a `[V, D]` table. The table
@@ -408,7 +408,7 @@ def Glimmer_EmbeddingOp : Glimmer_Op<"embedding", [DeclareOpInterfaceMethods<Gli
 }
 
 def Glimmer_CheckIndicesOp : Glimmer_Op<"check_indices",
-    [Glimmer_ShardingRuleOpInterface, SameOperandsAndResultType]> {
+    [InferTypeOpInterface, Glimmer_ShardingRuleOpInterface, SameOperandsAndResultType]> {
   let summary = "Fails the program when an index is out of range";
   let description = [{
     Returns `ids` unchanged after checking that every element lies in
@@ -450,7 +450,7 @@ def Glimmer_EmbeddingGradOp : Glimmer_Op<"embedding_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Glimmer_LinearOp : Glimmer_Op<"linear", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_LinearOp : Glimmer_Op<"linear", [InferTypeOpAdaptor, DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "x @ weight^T + bias (PyTorch nn.Linear layout)";
   let description = [{
     `input: [..., K]`, `weight: [N, K]`, optional `bias: [N]`, result
@@ -469,7 +469,7 @@ def Glimmer_LinearOp : Glimmer_Op<"linear", [DeclareOpInterfaceMethods<Glimmer_S
   let hasVerifier = 1;
 }
 
-def Glimmer_MatmulOp : Glimmer_Op<"matmul", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_MatmulOp : Glimmer_Op<"matmul", [InferTypeOpAdaptor, DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "Batched matrix product";
   let description = [{
     Multiplies the last two dimensions, optionally transposing either operand;
@@ -535,7 +535,7 @@ def Glimmer_AddRmsNormOp : Glimmer_Op<"add_rms_norm", [Pure, AllTypesMatch<["rhs
 }
 
 def Glimmer_RmsNormGradOp : Glimmer_Op<"rms_norm_grad",
-    [Pure, AllTypesMatch<["input", "input_grad"]>,
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>, Pure, AllTypesMatch<["input", "input_grad"]>,
      AllTypesMatch<["weight", "weight_grad"]>]> {
   let summary = "VJP of rms_norm";
   let description = [{
@@ -579,7 +579,7 @@ def Glimmer_LayerNormOp : Glimmer_Op<"layer_norm",
 }
 
 def Glimmer_LayerNormGradOp : Glimmer_Op<"layer_norm_grad",
-    [Pure, AllTypesMatch<["input", "input_grad"]>,
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>, Pure, AllTypesMatch<["input", "input_grad"]>,
      AllTypesMatch<["weight", "weight_grad", "bias_grad"]>]> {
   let summary = "VJP of layer_norm";
   let description = [{
@@ -600,7 +600,7 @@ def Glimmer_LayerNormGradOp : Glimmer_Op<"layer_norm_grad",
   let hasVerifier = 1;
 }
 
-def Glimmer_RopeOp : Glimmer_Op<"rope", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AllTypesMatch<["input", "output"]>]> {
+def Glimmer_RopeOp : Glimmer_Op<"rope", [DeclareOpInterfaceMethods<InferTypeOpInterface>, DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AllTypesMatch<["input", "output"]>]> {
   let summary = "Rotary position embedding from explicit positions";
   let description = [{
     Rotates feature pairs of `input: [B, T, H, D]` by `positions[b, t] *
@@ -638,7 +638,7 @@ defvar AttentionLayoutDeclarations = [{
 }];
 
 def Glimmer_AttentionOp : Glimmer_Op<"attention",
-    [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AttrSizedOperandSegments]> {
+    [InferTypeOpAdaptor, DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AttrSizedOperandSegments]> {
   let summary = "Scaled dot-product attention with position- and document-based masking";
   let description = [{
     `query: [B, Hq, Tq, D]`, `key`/`value: [B, Hkv, Tk, D]` with `Hq` a
@@ -717,7 +717,7 @@ def Glimmer_AttentionOp : Glimmer_Op<"attention",
 }
 
 def Glimmer_AttentionGradOp : Glimmer_Op<"attention_grad",
-    [Pure, AttrSizedOperandSegments, AllTypesMatch<["grad", "output"]>,
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>, Pure, AttrSizedOperandSegments, AllTypesMatch<["grad", "output"]>,
      AllTypesMatch<["query", "query_grad"]>, AllTypesMatch<["key", "key_grad"]>,
      AllTypesMatch<["value", "value_grad"]>]> {
   let summary = "VJP of attention";
@@ -762,7 +762,7 @@ def Glimmer_AttentionGradOp : Glimmer_Op<"attention_grad",
   let hasVerifier = 1;
 }
 
-def Glimmer_SoftmaxOp : Glimmer_Op<"softmax", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, SameOperandsAndResultType]> {
+def Glimmer_SoftmaxOp : Glimmer_Op<"softmax", [InferTypeOpInterface, DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "Softmax along a dimension";
   let description = [{
     ```mlir
@@ -775,7 +775,7 @@ def Glimmer_SoftmaxOp : Glimmer_Op<"softmax", [DeclareOpInterfaceMethods<Glimmer
   let hasVerifier = 1;
 }
 
-def Glimmer_SoftmaxGradOp : Glimmer_Op<"softmax_grad", [Pure, SameOperandsAndResultType]> {
+def Glimmer_SoftmaxGradOp : Glimmer_Op<"softmax_grad", [InferTypeOpInterface, Pure, SameOperandsAndResultType]> {
   let summary = "VJP of softmax";
   let description = [{
     `y * (dy - sum(dy * y, dim))` given the softmax output `y`.
@@ -814,7 +814,7 @@ def Glimmer_CrossEntropyOp : Glimmer_Op<"cross_entropy", [DeclareOpInterfaceMeth
 }
 
 def Glimmer_CrossEntropyGradOp : Glimmer_Op<"cross_entropy_grad",
-    [Pure, AllTypesMatch<["logits", "output"]>]> {
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>, Pure, AllTypesMatch<["logits", "output"]>]> {
   let summary = "VJP of cross_entropy's sum";
   let description = [{
     `dlogits = dsum * (softmax(logits) - onehot(label))` on valid positions,
@@ -832,7 +832,7 @@ def Glimmer_CrossEntropyGradOp : Glimmer_Op<"cross_entropy_grad",
   let hasVerifier = 1;
 }
 
-def Glimmer_Conv2dOp : Glimmer_Op<"conv2d", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+def Glimmer_Conv2dOp : Glimmer_Op<"conv2d", [InferTypeOpAdaptor, DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "2-D convolution (NCHW input, OIHW weight)";
   let description = [{
     The patch embedding of a ViT is a convolution whose stride equals its
@@ -852,7 +852,7 @@ def Glimmer_Conv2dOp : Glimmer_Op<"conv2d", [DeclareOpInterfaceMethods<Glimmer_S
 }
 
 def Glimmer_Conv2dGradOp : Glimmer_Op<"conv2d_grad",
-    [Pure, AllTypesMatch<["input", "input_grad"]>,
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>, Pure, AllTypesMatch<["input", "input_grad"]>,
      AllTypesMatch<["weight", "weight_grad"]>]> {
   let summary = "VJP of conv2d with respect to input and weight";
   let description = [{
@@ -877,7 +877,7 @@ def Glimmer_Conv2dGradOp : Glimmer_Op<"conv2d_grad",
 //===----------------------------------------------------------------------===//
 
 def Glimmer_AdamWUpdateOp : Glimmer_Op<"adamw_update",
-    [Glimmer_ShardingRuleOpInterface, Pure, AllTypesMatch<["param", "exp_avg", "exp_avg_sq",
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>, Glimmer_ShardingRuleOpInterface, Pure, AllTypesMatch<["param", "exp_avg", "exp_avg_sq",
                           "new_param", "new_exp_avg", "new_exp_avg_sq"]>]> {
   let summary = "One AdamW step (torch.optim.AdamW semantics)";
   let description = [{
@@ -914,7 +914,7 @@ def Glimmer_AdamWUpdateOp : Glimmer_Op<"adamw_update",
 }
 
 def Glimmer_SgdUpdateOp : Glimmer_Op<"sgd_update",
-    [Glimmer_ShardingRuleOpInterface, Pure, AllTypesMatch<["param", "new_param"]>]> {
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>, Glimmer_ShardingRuleOpInterface, Pure, AllTypesMatch<["param", "new_param"]>]> {
   let summary = "One SGD step (torch.optim.SGD semantics, no momentum)";
   let description = [{
     `param - lr * (grad + weight_decay * param)`; with `grad_scale`, `grad`
@@ -995,7 +995,7 @@ def Glimmer_ConvertListOp : Glimmer_Op<"convert_list", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def Glimmer_VisionBankIndicesOp : Glimmer_Op<"vision_bank_indices",
-    [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, SameOperandsAndResultType]> {
+    [InferTypeOpInterface, DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, SameOperandsAndResultType]> {
   let summary = "Maps each token position to its row in the vision bank";
   let description = [{
     `cumsum(tokens == image_token_id) - 1` over the row-major flattened batch,
@@ -1016,7 +1016,7 @@ def Glimmer_VisionBankIndicesOp : Glimmer_Op<"vision_bank_indices",
 }
 
 def Glimmer_VisionGatherOp : Glimmer_Op<"vision_gather",
-    [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AllTypesMatch<["embeds", "output"]>]> {
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>, DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, AllTypesMatch<["embeds", "output"]>]> {
   let summary = "Replaces image-token embeddings with vision-bank rows";
   let description = [{
     `output[b, t] = indices[b, t] >= 0 ? bank[indices[b, t]] : embeds[b, t]`
@@ -1061,7 +1061,7 @@ def Glimmer_VisionGatherGradOp : Glimmer_Op<"vision_gather_grad",
 //===----------------------------------------------------------------------===//
 
 class Glimmer_CpPermuteBase<string mnemonic> : Glimmer_Op<mnemonic,
-    [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
+    [InferTypeOpInterface, DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
   let arguments = (ins Glimmer_Tensor:$input, I64Attr:$dim, I64Attr:$cp,
                        Glimmer_Balancer:$balancer);
   let results = (outs Glimmer_Tensor:$output);
@@ -1144,7 +1144,7 @@ def Glimmer_ReduceScatterOp : Glimmer_CollectiveOp<"reduce_scatter", [DeclareOpI
   let assemblyFormat = "$kind $input `on` $mesh $axes `dim` `=` $dim attr-dict `:` type($input) `->` type($output)";
 }
 
-def Glimmer_AllReduceOp : Glimmer_CollectiveOp<"all_reduce", [Glimmer_ShardingRuleOpInterface, SameOperandsAndResultType, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
+def Glimmer_AllReduceOp : Glimmer_CollectiveOp<"all_reduce", [InferTypeOpInterface, Glimmer_ShardingRuleOpInterface, SameOperandsAndResultType, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
   let summary = "Reduces across ranks; every rank receives the result";
   let description = [{
     ```mlir
@@ -1157,7 +1157,7 @@ def Glimmer_AllReduceOp : Glimmer_CollectiveOp<"all_reduce", [Glimmer_ShardingRu
   let assemblyFormat = "$kind $input `on` $mesh $axes attr-dict `:` type($output)";
 }
 
-def Glimmer_PvaryOp : Glimmer_CollectiveOp<"pvary", [Glimmer_ShardingRuleOpInterface, SameOperandsAndResultType, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
+def Glimmer_PvaryOp : Glimmer_CollectiveOp<"pvary", [InferTypeOpInterface, Glimmer_ShardingRuleOpInterface, SameOperandsAndResultType, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>]> {
   let summary = "A replicated value used by per-rank work that differs across axes";
   let description = [{
     Returns its operand unchanged. The partitioner puts it where a value that
@@ -1247,7 +1247,7 @@ def Glimmer_RecvOp : Glimmer_CollectiveOp<"recv"> {
   let assemblyFormat = "`from` $peer `on` $mesh $axis attr-dict `:` type($output)";
 }
 
-def Glimmer_PpermuteOp : Glimmer_CollectiveOp<"ppermute", [SameOperandsAndResultType]> {
+def Glimmer_PpermuteOp : Glimmer_CollectiveOp<"ppermute", [InferTypeOpInterface, SameOperandsAndResultType]> {
   let summary = "Collective permutation along one mesh axis";
   let description = [{
     Each `[source, target]` pair sends the source's tensor to the target

@@ -41,54 +41,37 @@ struct OpEmitter {
   mlir::Value zerosLike(mlir::Value v) { return splatLike(v, 0.0); }
 
   mlir::Value add(mlir::Value x, mlir::Value y) {
-    return AddOp::create(b, loc, x.getType(), x, y);
+    return AddOp::create(b, loc, x, y);
   }
   mlir::Value sub(mlir::Value x, mlir::Value y) {
-    return SubOp::create(b, loc, x.getType(), x, y);
+    return SubOp::create(b, loc, x, y);
   }
   mlir::Value mul(mlir::Value x, mlir::Value y) {
-    return MulOp::create(b, loc, x.getType(), x, y);
+    return MulOp::create(b, loc, x, y);
   }
   mlir::Value div(mlir::Value x, mlir::Value y) {
-    return DivOp::create(b, loc, x.getType(), x, y);
+    return DivOp::create(b, loc, x, y);
   }
-  mlir::Value neg(mlir::Value x) {
-    return NegOp::create(b, loc, x.getType(), x);
-  }
+  mlir::Value neg(mlir::Value x) { return NegOp::create(b, loc, x); }
   mlir::Value scale(mlir::Value x, double c) { return mul(x, splatLike(x, c)); }
-  mlir::Value exp(mlir::Value x) {
-    return ExpOp::create(b, loc, x.getType(), x);
-  }
-  mlir::Value log(mlir::Value x) {
-    return LogOp::create(b, loc, x.getType(), x);
-  }
-  mlir::Value erf(mlir::Value x) {
-    return ErfOp::create(b, loc, x.getType(), x);
-  }
-  mlir::Value tanh(mlir::Value x) {
-    return TanhOp::create(b, loc, x.getType(), x);
-  }
-  mlir::Value sin(mlir::Value x) {
-    return SinOp::create(b, loc, x.getType(), x);
-  }
-  mlir::Value cos(mlir::Value x) {
-    return CosOp::create(b, loc, x.getType(), x);
-  }
-  mlir::Value sigmoid(mlir::Value x) {
-    return SigmoidOp::create(b, loc, x.getType(), x);
-  }
+  mlir::Value exp(mlir::Value x) { return ExpOp::create(b, loc, x); }
+  mlir::Value log(mlir::Value x) { return LogOp::create(b, loc, x); }
+  mlir::Value erf(mlir::Value x) { return ErfOp::create(b, loc, x); }
+  mlir::Value tanh(mlir::Value x) { return TanhOp::create(b, loc, x); }
+  mlir::Value sin(mlir::Value x) { return SinOp::create(b, loc, x); }
+  mlir::Value cos(mlir::Value x) { return CosOp::create(b, loc, x); }
+  mlir::Value sigmoid(mlir::Value x) { return SigmoidOp::create(b, loc, x); }
   mlir::Value pow(mlir::Value x, mlir::Value y) {
-    return PowOp::create(b, loc, x.getType(), x, y);
+    return PowOp::create(b, loc, x, y);
   }
 
   mlir::Value compare(CompareDirection dir, mlir::Value x, mlir::Value y) {
-    return CompareOp::create(b, loc, getI1SameShape(x.getType()),
-                             CompareDirectionAttr::get(b.getContext(), dir), x,
-                             y);
+    return CompareOp::create(
+        b, loc, CompareDirectionAttr::get(b.getContext(), dir), x, y);
   }
   mlir::Value select(mlir::Value cond, mlir::Value onTrue,
                      mlir::Value onFalse) {
-    return SelectOp::create(b, loc, onTrue.getType(), cond, onTrue, onFalse);
+    return SelectOp::create(b, loc, cond, onTrue, onFalse);
   }
   mlir::Value convert(mlir::Value x, mlir::Type type) {
     if (x.getType() == type)
@@ -117,41 +100,24 @@ struct OpEmitter {
                                     b.getDenseI64ArrayAttr(dims));
   }
   mlir::Value transpose(mlir::Value x, llvm::ArrayRef<int64_t> perm) {
-    mlir::RankedTensorType in = tensorTypeOf(x);
-    llvm::SmallVector<int64_t> shape;
-    for (int64_t p : perm)
-      shape.push_back(in.getDimSize(p));
-    return TransposeOp::create(b, loc, in.clone(shape), x,
-                               b.getDenseI64ArrayAttr(perm));
+    return TransposeOp::create(b, loc, x, b.getDenseI64ArrayAttr(perm));
   }
   mlir::Value slice(mlir::Value x, llvm::ArrayRef<int64_t> start,
                     llvm::ArrayRef<int64_t> limit) {
-    mlir::RankedTensorType in = tensorTypeOf(x);
-    llvm::SmallVector<int64_t> shape, stride(in.getRank(), 1);
-    for (int64_t d = 0; d < in.getRank(); ++d)
-      shape.push_back(limit[d] - start[d]);
-    return SliceOp::create(
-        b, loc, in.clone(shape), x, b.getDenseI64ArrayAttr(start),
-        b.getDenseI64ArrayAttr(limit), b.getDenseI64ArrayAttr(stride));
+    llvm::SmallVector<int64_t> stride(tensorTypeOf(x).getRank(), 1);
+    return SliceOp::create(b, loc, x, b.getDenseI64ArrayAttr(start),
+                           b.getDenseI64ArrayAttr(limit),
+                           b.getDenseI64ArrayAttr(stride));
   }
-  mlir::Value padZeros(mlir::Value x, mlir::Type type,
-                       llvm::ArrayRef<int64_t> low,
+  mlir::Value padZeros(mlir::Value x, llvm::ArrayRef<int64_t> low,
                        llvm::ArrayRef<int64_t> high) {
-    return PadOp::create(b, loc, type, x, b.getDenseI64ArrayAttr(low),
+    return PadOp::create(b, loc, x, b.getDenseI64ArrayAttr(low),
                          b.getDenseI64ArrayAttr(high), b.getF64FloatAttr(0.0));
   }
   /// A reduction of `x` over `dims` (kept as size 1 with `keepDims`).
   mlir::Value reduce(ReductionKind kind, mlir::Value x,
                      llvm::ArrayRef<int64_t> dims, bool keepDims = false) {
-    mlir::RankedTensorType in = tensorTypeOf(x);
-    llvm::SmallVector<int64_t> shape;
-    for (int64_t d = 0; d < in.getRank(); ++d) {
-      if (!llvm::is_contained(dims, d))
-        shape.push_back(in.getDimSize(d));
-      else if (keepDims)
-        shape.push_back(1);
-    }
-    return ReduceOp::create(b, loc, in.clone(shape), kind, x, dims, keepDims);
+    return ReduceOp::create(b, loc, kind, x, dims, keepDims);
   }
   /// `x` broadcast to `type`, its dimension i becoming `dims[i]`.
   mlir::Value broadcastInDim(mlir::Value x, mlir::RankedTensorType type,
