@@ -10,6 +10,8 @@
 
 #include "Lowering.h"
 #include "glimmer/Conversion/Passes.h"
+#include "glimmer/Dialect/Glimmer/IR/DType.h"
+#include "glimmer_contract/Attributes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/Cpp/CppEmitter.h"
@@ -26,24 +28,10 @@ using namespace glimmer;
 namespace glimmer {
 
 std::string dtypeLiteral(Type t) {
-  const char *name = nullptr;
-  if (t.isF32())
-    name = "F32";
-  else if (t.isF64())
-    name = "F64";
-  else if (t.isBF16())
-    name = "BF16";
-  else if (t.isF16())
-    name = "F16";
-  else if (t.isInteger(64))
-    name = "I64";
-  else if (t.isInteger(32))
-    name = "I32";
-  else if (t.isInteger(1))
-    name = "Bool";
-  else
+  std::optional<DType> dtype = dtypeOf(t);
+  if (!dtype)
     return "";
-  return std::string("glimmer_rt::DType::") + name;
+  return "glimmer_rt::DType::" + std::string(dtypeEnumerator(*dtype));
 }
 
 } // namespace glimmer
@@ -83,10 +71,12 @@ LogicalResult FunctionLowering::run() {
 
   for (BlockArgument arg : func.getArguments()) {
     std::string comment;
-    for (StringRef kind : {"input", "param", "buffer"})
-      if (auto name = func.getArgAttrOfType<StringAttr>(
-              arg.getArgNumber(), ("glimmer." + kind).str()))
-        comment = ("// " + kind + " " + name.getValue()).str();
+    static const std::pair<const char *, const char *> kinds[] = {
+        {"input", kInputAttr}, {"param", kParamAttr}, {"buffer", kBufferAttr}};
+    for (auto [kind, attr] : kinds)
+      if (auto name =
+              func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), attr))
+        comment = ("// " + Twine(kind) + " " + name.getValue()).str();
     if (comment.empty())
       comment = "// argument " + std::to_string(arg.getArgNumber());
     emitc::VerbatimOp::create(b, arg.getLoc(), comment);
