@@ -59,37 +59,51 @@ Value PartitionedValues::reshard(Value v, const Layout &from, const Layout &to,
                                  ArrayRef<StringRef> sharedWork) {
   if (from == to)
     return v;
-  Value original = v;
+  // Each step brings `cur` closer to `to`; one that finds them equal (after
+  // a reduce-scatter) emits nothing.
   Layout cur = from;
+  Value local = reducePartials(v, cur, to, global, loc);
+  local = moveSplits(local, cur, to, global, loc);
+  local = gatherSplits(local, cur, to, global, loc, sharedWork);
+  return cutSplits(local, trained.contains(v), cur, to, global, loc);
+}
+
+Value PartitionedValues::reducePartials(Value v, Layout &cur, const Layout &to,
+                                        RankedTensorType global, Location loc) {
   Axes reduce;
   for (StringRef a : cur.partial)
     if (!llvm::is_contained(to.partial, a))
       reduce.push_back(a);
+  if (reduce.empty())
+    return v;
   // Partial over A to split over A along one dimension (the sum after a
   // row-parallel projection, kept sequence-split under sp): one
   // reduce-scatter instead of an all-reduce and a slice.
-  if (!reduce.empty()) {
-    for (unsigned d = 0; d < cur.dims.size(); ++d) {
-      Axes joined = cur.dims[d];
-      joined.append(reduce.begin(), reduce.end());
-      if (to.dims[d] != joined)
-        continue;
-      Layout next = cur;
-      next.partial = to.partial;
-      next.dims[d] = joined;
-      if (!(next == to))
-        continue;
-      return ReduceScatterOp::create(
-          b, loc, localType(global, next),
-          ReductionKindAttr::get(b.getContext(), ReductionKind::Sum), v,
-          meshRef, axesAttr(reduce), b.getI64IntegerAttr(d));
-    }
-    v = AllReduceOp::create(
-        b, loc, v.getType(),
+  for (unsigned d = 0; d < cur.dims.size(); ++d) {
+    Axes joined = cur.dims[d];
+    joined.append(reduce.begin(), reduce.end());
+    if (to.dims[d] != joined)
+      continue;
+    Layout next = cur;
+    next.partial = to.partial;
+    next.dims[d] = joined;
+    if (!(next == to))
+      continue;
+    cur = next;
+    return ReduceScatterOp::create(
+        b, loc, localType(global, next),
         ReductionKindAttr::get(b.getContext(), ReductionKind::Sum), v, meshRef,
-        axesAttr(reduce));
-    cur.partial = to.partial;
+        axesAttr(reduce), b.getI64IntegerAttr(d));
   }
+  cur.partial = to.partial;
+  return AllReduceOp::create(
+      b, loc, v.getType(),
+      ReductionKindAttr::get(b.getContext(), ReductionKind::Sum), v, meshRef,
+      axesAttr(reduce));
+}
+
+Value PartitionedValues::moveSplits(Value v, Layout &cur, const Layout &to,
+                                    RankedTensorType global, Location loc) {
   // The axes a dimension is split over beyond the ones `to` keeps (`to`'s
   // are a prefix of them) move to another dimension that `to` splits over
   // them next: one all-to-all moves every rank's elements where they
@@ -114,6 +128,12 @@ Value PartitionedValues::reshard(Value v, const Layout &from, const Layout &to,
       break;
     }
   }
+  return v;
+}
+
+Value PartitionedValues::gatherSplits(Value v, Layout &cur, const Layout &to,
+                                      RankedTensorType global, Location loc,
+                                      ArrayRef<StringRef> sharedWork) {
   for (unsigned d = 0; d < cur.dims.size(); ++d) {
     // Keep the leading axes both agree on; gather the rest.
     unsigned keep = 0;
@@ -139,6 +159,12 @@ Value PartitionedValues::reshard(Value v, const Layout &from, const Layout &to,
                             shares ? UnitAttr() : b.getUnitAttr());
     cur = next;
   }
+  return v;
+}
+
+Value PartitionedValues::cutSplits(Value v, bool isTrained, Layout &cur,
+                                   const Layout &to, RankedTensorType global,
+                                   Location loc) {
   for (unsigned d = 0; d < cur.dims.size(); ++d) {
     if (cur.dims[d] == to.dims[d])
       continue;
@@ -147,7 +173,7 @@ Value PartitionedValues::reshard(Value v, const Layout &from, const Layout &to,
     for (StringRef a : added)
       if (isTokenAxis(a))
         overTokens.push_back(a);
-    if (!overTokens.empty() && trained.contains(original))
+    if (!overTokens.empty() && isTrained)
       tokenAxesError(loc, overTokens)
           << "a value computed from trained parameters, the same on every "
              "rank there, would be cut along dimension "

@@ -83,6 +83,21 @@ public:
   bool isBroken() const { return broken; }
 
 private:
+  /// The steps of reshard, each from `cur` (updated) towards `to`: partial
+  /// axes `to` drops summed, splits moved between dimensions, splits `to`
+  /// does not keep gathered, splits `to` adds cut (`isTrained`: `v` is
+  /// computed from trained parameters).
+  mlir::Value reducePartials(mlir::Value v, Layout &cur, const Layout &to,
+                             mlir::RankedTensorType global, mlir::Location loc);
+  mlir::Value moveSplits(mlir::Value v, Layout &cur, const Layout &to,
+                         mlir::RankedTensorType global, mlir::Location loc);
+  mlir::Value gatherSplits(mlir::Value v, Layout &cur, const Layout &to,
+                           mlir::RankedTensorType global, mlir::Location loc,
+                           llvm::ArrayRef<llvm::StringRef> sharedWork);
+  mlir::Value cutSplits(mlir::Value v, bool isTrained, Layout &cur,
+                        const Layout &to, mlir::RankedTensorType global,
+                        mlir::Location loc);
+
   MeshAttr mesh;
   mlir::FlatSymbolRefAttr meshRef;
   mlir::OpBuilder b;

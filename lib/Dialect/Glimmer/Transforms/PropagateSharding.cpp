@@ -138,19 +138,25 @@ private:
                      << d << " " << why;
   }
 
+  /// Tensor `t` of `op`'s rule: its operands, then its results.
+  static Value valueOf(Operation *op, unsigned t) {
+    unsigned numOperands = op->getNumOperands();
+    return t < numOperands ? op->getOperand(t) : op->getResult(t - numOperands);
+  }
+
+  /// Propagates through `op` once: whether a value's sharding grew.
   bool visit(Operation *op) {
     auto iface = dyn_cast<ShardingRuleOpInterface>(op);
     if (!iface)
       return false;
     ShardingRule rule = iface.getShardingRule();
-    unsigned numOperands = op->getNumOperands();
-    auto valueOf = [&](unsigned t) -> Value {
-      return t < numOperands ? op->getOperand(t)
-                             : op->getResult(t - numOperands);
-    };
+    return proposeShardings(op, rule, decideFactors(op, rule));
+  }
 
-    // Axes per factor, from the values that already have a sharding; the
-    // first value to shard a factor decides, and an axis serves one factor.
+  /// Axes per factor, from the values that already have a sharding; the
+  /// first value to shard a factor decides, and an axis serves one factor.
+  SmallVector<Axes> decideFactors(Operation *op, const ShardingRule &rule) {
+    unsigned numOperands = op->getNumOperands();
     unsigned numFactors = rule.getFactors().size();
     SmallVector<Axes> factorAxes(numFactors);
     SmallVector<bool> decided(numFactors, false);
@@ -158,7 +164,7 @@ private:
     // Dimensions split by higher-priority seeds decide first.
     SmallVector<std::tuple<unsigned, unsigned, unsigned>> order;
     for (unsigned t = 0; t < rule.getNumTensors(); ++t) {
-      auto it = states.find(valueOf(t));
+      auto it = states.find(valueOf(op, t));
       if (it == states.end())
         continue;
       for (unsigned d = 0; d < it->second.dims.size(); ++d)
@@ -170,7 +176,7 @@ private:
     });
     for (auto [prio, t, d] : order) {
       (void)prio;
-      auto it = states.find(valueOf(t));
+      auto it = states.find(valueOf(op, t));
       ArrayRef<unsigned> fs = rule.getTensor(t)[d];
       const Axes &axes = it->second.dims[d];
       if (fs.empty())
@@ -218,11 +224,17 @@ private:
           taken.insert(a);
       }
     }
+    return factorAxes;
+  }
 
-    // Every value of the op takes the factors' axes where it has none yet.
+  /// Every value of the op takes the factors' axes where it has none yet.
+  bool proposeShardings(Operation *op, const ShardingRule &rule,
+                        ArrayRef<Axes> factorAxes) {
+    unsigned numOperands = op->getNumOperands();
+    unsigned numFactors = rule.getFactors().size();
     bool changed = false;
     for (unsigned t = 0; t < rule.getNumTensors(); ++t) {
-      Value v = valueOf(t);
+      Value v = valueOf(op, t);
       const ShardingRule::TensorFactors &tensor = rule.getTensor(t);
       Layout proposed;
       proposed.dims = projectFactors(rule, tensor, factorAxes, mesh);
