@@ -1,4 +1,4 @@
-//===- VocabParallelHandlers.cpp - Vocab-parallel embedding and loss ----===//
+//===- VocabParallelHandlers.cpp - Vocab-parallel embedding and loss ------===//
 //
 // The two ops whose vocabulary tensor parallelism splits: the token
 // embedding (table rows) and cross-entropy (the logits of a column-parallel
