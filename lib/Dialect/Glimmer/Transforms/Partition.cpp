@@ -3,10 +3,11 @@
 // Phase 3 of the sharding engine: every value takes its rank-local type
 // from its propagated sharding, and each operand is brought to the sharding
 // the op's rule expects by one reshard(from, to), which picks the
-// collectives. Ops themselves are unchanged but for their local types (and
-// the attributes that hold sizes), except a row-parallel linear's bias,
-// which each use adds once after the reduction (to its piece under sp), and
-// the vocabulary handlers.
+// collectives. Ops themselves are unchanged but for their local types,
+// except the few that the handlers of PartitionHandlers.h rewrite: the
+// attributes that hold sizes, a row-parallel linear's bias (which each use
+// adds once after the reduction, to its piece under sp), the
+// sequence-parallel constraints and the vocabulary.
 //
 // Two conventions for what a rank's gradient of a value is, by axis:
 // - over tp, every rank's loss is the whole loss, so the cotangent of a
@@ -25,7 +26,6 @@
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 
 #include "PartitionHandlers.h"
-#include "ShardingFactors.h"
 #include "TokenInputs.h"
 
 #include "mlir/IR/Builders.h"
@@ -44,123 +44,70 @@ using namespace glimmer::detail;
 
 namespace {
 
-/// How a value is distributed: axes per dimension, partial axes.
-struct Layout {
-  SmallVector<Axes> dims;
-  Axes partial;
-
-  static Layout replicated(unsigned rank) {
-    Layout l;
-    l.dims.resize(rank);
-    return l;
-  }
-  static Layout of(ShardingAttr s, unsigned rank) {
-    Layout l;
-    for (unsigned d = 0; d < rank; ++d)
-      l.dims.push_back(Axes(s.getDimAxes(d)));
-    l.partial = Axes(s.getPartialAxes());
-    return l;
-  }
-  bool operator==(const Layout &o) const {
-    return dims == o.dims && partial == o.partial;
-  }
-  bool uses(StringRef a) const {
-    return llvm::is_contained(partial, a) ||
-           llvm::any_of(dims, [&](const Axes &x) {
-             return llvm::is_contained(x, a);
-           });
-  }
-  /// The partial axes over which the sum is the loss's per-rank share.
-  Axes tokenPartial() const {
-    Axes out;
-    for (StringRef a : partial)
-      if (isTokenAxis(a))
-        out.push_back(a);
-    return out;
-  }
-};
-
-bool isPrefix(ArrayRef<StringRef> prefix, ArrayRef<StringRef> axes) {
-  return prefix.size() <= axes.size() &&
-         std::equal(prefix.begin(), prefix.end(), axes.begin());
-}
-
 class Partitioner {
 public:
   Partitioner(func::FuncOp func, MeshAttr mesh, FlatSymbolRefAttr meshRef,
               Axes tokenAxes)
-      : func(func), mesh(mesh), meshRef(meshRef), b(func.getContext()),
+      : func(func), values(func, mesh, meshRef),
         tokenAxes(std::move(tokenAxes)) {}
 
   LogicalResult run();
 
 private:
-  RankedTensorType localType(RankedTensorType global, const Layout &l) {
-    SmallVector<int64_t> shape(global.getShape());
-    for (auto [d, axes] : llvm::enumerate(l.dims))
-      shape[d] /= axesSize(axes, mesh);
-    return RankedTensorType::get(shape, global.getElementType());
-  }
-  ArrayAttr axesAttr(ArrayRef<StringRef> axes) {
-    return b.getStrArrayAttr(axes);
-  }
-  const Layout &layoutOf(Value v) {
-    auto it = layouts.find(v);
-    if (it == layouts.end())
-      it = layouts
-               .insert({v, Layout::replicated(
-                               cast<RankedTensorType>(v.getType()).getRank())})
-               .first;
-    return it->second;
-  }
+  OpBuilder &builder() { return values.builder(); }
+  MeshAttr mesh() const { return values.getMesh(); }
   /// The propagated sharding of a value (replicated when it has none).
   Layout propagated(Value v);
 
-  /// `v` (held as `from`, global type `global`) as `to`: partial sums that
-  /// `to` does not keep are all-reduced (reduce-scattered when `to` splits
-  /// them), a split that moves to another dimension is one all-to-all, the
-  /// axes a dimension is split over beyond what `to` keeps of them (its
-  /// leading axes) are all-gathered, and axes `to` adds are cut locally.
-  /// `sharedWork` are the axes that split the consumer's work: a gather
-  /// over them feeds per-rank work (its cotangents are shares, summed by the
-  /// gather's VJP); any other gather over tp is `invariant` (its VJP takes
-  /// the rank's slice). A cut over token axes of a value computed from
-  /// trained parameters is an error (its VJP, a gather, would make each
-  /// rank's gradient share whole).
-  Value reshard(Value v, const Layout &from, const Layout &to,
-                RankedTensorType global, Location loc,
-                ArrayRef<StringRef> sharedWork = {});
-  /// reshard, then the bias of a row-parallel projection whose partial
-  /// result `v` is, added to the complete value in the layout it is wanted
-  /// in (a piece of it under sp: the sum is reduce-scattered first).
+  /// The arguments become the rank's piece. The runtime cuts it from the
+  /// full tensor as glimmer.sharded says (a block of every split dimension).
+  LogicalResult partitionArguments();
+  /// The program is per-rank now: the global-view annotations go.
+  void dropGlobalView();
+
+  /// values.reshard, then the bias of a row-parallel projection whose
+  /// partial result `v` is, added to the complete value in the layout it is
+  /// wanted in.
   Value complete(Value v, const Layout &from, const Layout &to,
                  RankedTensorType global, Location loc,
                  ArrayRef<StringRef> sharedWork = {});
   LogicalResult partition(Operation *op);
+  /// Results leave the function replicated and complete, but for the
+  /// loss's partial sum over token axes.
+  void partitionReturn(func::ReturnOp ret);
   /// An op reading the loss's partial sum over token axes: scaling keeps it
   /// partial, anything else is an error.
   LogicalResult partitionPartialUse(Operation *op);
-  /// An error of `op` (or at `loc`) that names the token axes it cannot be
-  /// partitioned over; the reason follows.
+
+  /// The generic step, by the op's rule: the axes of each factor, the
+  /// operands resharded to their projection, the results' local types.
+  LogicalResult partitionByRule(Operation *op, const ShardingRule &rule);
+  /// The op's factor axes: its results' propagated shardings decide the
+  /// factors they contain, its operands' the contractions.
+  SmallVector<Axes> factorAxesOf(Operation *op, const ShardingRule &rule);
+  /// Operand `i` of `op` resharded as the rule's `factorAxes` project onto
+  /// it, with pvary where it stays replicated over axes of `splitBy` (the
+  /// axes that split the op's work).
+  void reshardOperand(Operation *op, unsigned i, const ShardingRule &rule,
+                      ArrayRef<Axes> factorAxes, ArrayRef<StringRef> splitBy);
+  /// Over token axes only the loss may be a partial sum (`tokenReduced`, the
+  /// token axes of the op's reductions).
+  LogicalResult checkTokenReductions(Operation *op,
+                                     ArrayRef<StringRef> tokenReduced);
+  /// The handlers of the ops the generic step does not finish
+  /// (PartitionHandlers.h).
+  void applyHandlers(Operation *op, const ShardingRule &rule,
+                     ArrayRef<Axes> factorAxes);
+
+  /// An error of `op` that names the token axes it cannot be partitioned
+  /// over; the reason follows.
   InFlightDiagnostic tokenAxesError(Operation *op, ArrayRef<StringRef> axes) {
-    broken = true;
     return op->emitOpError()
            << "cannot be partitioned over " << llvm::join(axes, ", ") << ": ";
   }
-  InFlightDiagnostic tokenAxesError(Location loc, ArrayRef<StringRef> axes) {
-    broken = true;
-    return emitError(loc) << "cannot be partitioned over "
-                          << llvm::join(axes, ", ") << ": ";
-  }
 
   func::FuncOp func;
-  MeshAttr mesh;
-  FlatSymbolRefAttr meshRef;
-  OpBuilder b;
-  /// Global (unsharded) type of every value, and its layout in the
-  /// partitioned program.
-  DenseMap<Value, RankedTensorType> globalTypes;
-  DenseMap<Value, Layout> layouts;
+  PartitionedValues values;
   /// Every op's rule, built before any type turns local (rules read
   /// shapes).
   DenseMap<Operation *, ShardingRule> rules;
@@ -172,10 +119,6 @@ private:
   DenseMap<Value, Value> pendingBias;
   /// The token axes of the layout (degree > 1), in mesh order.
   Axes tokenAxes;
-  /// Values computed from trained parameters (their gradients flow back).
-  DenseSet<Value> trained;
-  /// Set when an error was emitted (a reshard that cannot be made).
-  bool broken = false;
 };
 
 Layout Partitioner::propagated(Value v) {
@@ -195,212 +138,95 @@ Layout Partitioner::propagated(Value v) {
   return Layout::replicated(rank);
 }
 
-Value Partitioner::reshard(Value v, const Layout &from, const Layout &to,
-                           RankedTensorType global, Location loc,
-                           ArrayRef<StringRef> sharedWork) {
-  if (from == to)
-    return v;
-  Value original = v;
-  Layout cur = from;
-  Axes reduce;
-  for (StringRef a : cur.partial)
-    if (!llvm::is_contained(to.partial, a))
-      reduce.push_back(a);
-  // Partial over A to split over A along one dimension (the sum after a
-  // row-parallel projection, kept sequence-split under sp): one
-  // reduce-scatter instead of an all-reduce and a slice.
-  if (!reduce.empty()) {
-    for (unsigned d = 0; d < cur.dims.size(); ++d) {
-      Axes joined = cur.dims[d];
-      joined.append(reduce.begin(), reduce.end());
-      if (to.dims[d] != joined)
-        continue;
-      Layout next = cur;
-      next.partial = to.partial;
-      next.dims[d] = joined;
-      if (!(next == to))
-        continue;
-      return ReduceScatterOp::create(
-          b, loc, localType(global, next),
-          ReductionKindAttr::get(b.getContext(), ReductionKind::Sum), v,
-          meshRef, axesAttr(reduce), b.getI64IntegerAttr(d));
-    }
-    v = AllReduceOp::create(
-        b, loc, v.getType(),
-        ReductionKindAttr::get(b.getContext(), ReductionKind::Sum), v,
-        meshRef, axesAttr(reduce));
-    cur.partial = to.partial;
-  }
-  // The axes a dimension is split over beyond the ones `to` keeps (`to`'s
-  // are a prefix of them) move to another dimension that `to` splits over
-  // them next: one all-to-all moves every rank's elements where they
-  // belong (sequence-split to head-split), instead of a gather of the whole
-  // value and a cut.
-  for (unsigned d = 0; d < cur.dims.size(); ++d) {
-    if (cur.dims[d] == to.dims[d] || !isPrefix(to.dims[d], cur.dims[d]))
-      continue;
-    Axes moving(cur.dims[d].begin() + to.dims[d].size(), cur.dims[d].end());
-    for (unsigned e = 0; e < cur.dims.size(); ++e) {
-      Axes joined = cur.dims[e];
-      joined.append(moving.begin(), moving.end());
-      if (e == d || to.dims[e] != joined)
-        continue;
-      Layout next = cur;
-      next.dims[e] = joined;
-      next.dims[d] = to.dims[d];
-      v = AllToAllOp::create(b, loc, localType(global, next), v, meshRef,
-                             axesAttr(moving), b.getI64IntegerAttr(e),
-                             b.getI64IntegerAttr(d));
-      cur = next;
-      break;
-    }
-  }
-  for (unsigned d = 0; d < cur.dims.size(); ++d) {
-    // Keep the leading axes both agree on; gather the rest.
-    unsigned keep = 0;
-    while (keep < cur.dims[d].size() && keep < to.dims[d].size() &&
-           cur.dims[d][keep] == to.dims[d][keep])
-      ++keep;
-    if (keep == cur.dims[d].size())
-      continue;
-    Axes gathered(cur.dims[d].begin() + keep, cur.dims[d].end());
-    Layout next = cur;
-    next.dims[d].resize(keep);
-    // Its cotangents are the ranks' shares when every rank's work uses the
-    // whole gathered value, and always over token axes (each rank's loss
-    // is a share); when the target cuts it again over a tp axis (split
-    // over A on d -> split over A on e), each rank's slice cotangent is
-    // complete, and the cut's VJP gathers them: invariant.
-    bool shares = llvm::all_of(gathered, [&](StringRef a) {
-      return isTokenAxis(a) ||
-             (llvm::is_contained(sharedWork, a) && !to.uses(a));
-    });
-    v = AllGatherOp::create(b, loc, localType(global, next), v, meshRef,
-                            axesAttr(gathered), b.getI64IntegerAttr(d),
-                            shares ? UnitAttr() : b.getUnitAttr());
-    cur = next;
-  }
-  for (unsigned d = 0; d < cur.dims.size(); ++d) {
-    if (cur.dims[d] == to.dims[d])
-      continue;
-    Axes added(to.dims[d].begin() + cur.dims[d].size(), to.dims[d].end());
-    Axes overTokens;
-    for (StringRef a : added)
-      if (isTokenAxis(a))
-        overTokens.push_back(a);
-    if (!overTokens.empty() && trained.contains(original))
-      tokenAxesError(loc, overTokens)
-          << "a value computed from trained parameters, the same on every "
-             "rank there, would be cut along dimension "
-          << d << " (each rank's gradient of it would then be counted once "
-                  "per rank)";
-    Layout next = cur;
-    next.dims[d] = to.dims[d];
-    v = LocalShardOp::create(b, loc, localType(global, next), v, meshRef,
-                             axesAttr(added), b.getI64IntegerAttr(d));
-    cur = next;
-  }
-  return v;
-}
-
 Value Partitioner::complete(Value v, const Layout &from, const Layout &to,
                             RankedTensorType global, Location loc,
                             ArrayRef<StringRef> sharedWork) {
-  Value sum = reshard(v, from, to, global, loc, sharedWork);
+  Value sum = values.reshard(v, from, to, global, loc, sharedWork);
   auto pending = pendingBias.find(v);
   if (pending == pendingBias.end())
     return sum;
-  // The bias follows the features (the last dimension) of the wanted
-  // layout; everything else of it is replicated.
-  Value bias = pending->second;
-  auto biasType = cast<RankedTensorType>(bias.getType());
-  Layout piece = Layout::replicated(1);
-  piece.dims[0] = to.dims.back();
-  Value local = reshard(bias, layoutOf(bias), piece, biasType, loc);
-  // Added to a piece of the tokens (split over these axes), each rank's
-  // cotangent of the bias is a share of the whole: pvary sums them.
-  // (Over token axes cotangents are shares anyway.)
-  Axes split;
-  for (unsigned d = 0; d + 1 < to.dims.size(); ++d)
-    for (StringRef a : to.dims[d])
-      if (!isTokenAxis(a))
-        split.push_back(a);
-  if (!split.empty())
-    local = PvaryOp::create(b, loc, local.getType(), local, meshRef,
-                            axesAttr(split));
-  auto type = cast<RankedTensorType>(sum.getType());
-  Value broadcast = BroadcastInDimOp::create(
-      b, loc, type, local, b.getDenseI64ArrayAttr({type.getRank() - 1}));
-  Value out = AddOp::create(b, loc, sum, broadcast);
-  for (Value x : {broadcast, out}) {
-    globalTypes[x] = global;
-    layouts[x] = to;
-  }
-  return out;
+  return addRowParallelBias(values, sum, pending->second, to, global, loc);
 }
 
 LogicalResult Partitioner::partition(Operation *op) {
-  b.setInsertionPoint(op);
-  Location loc = op->getLoc();
+  builder().setInsertionPoint(op);
   if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-    // Results leave the function replicated and complete, but for the
-    // loss's partial sum over token axes, which is reduced once after
-    // autodiff (glimmer-reduce-partials): the result is marked with them.
-    for (OpOperand &use : ret->getOpOperands()) {
-      Value v = use.get();
-      RankedTensorType global = globalTypes.lookup(v);
-      Layout held = layoutOf(v); // a copy: the reshard may grow the map
-      Layout want = Layout::replicated(global.getRank());
-      want.partial = held.tokenPartial();
-      use.set(complete(v, held, want, global, loc));
-      if (!want.partial.empty())
-        func.setResultAttr(use.getOperandNumber(), "glimmer.partial",
-                           axesAttr(want.partial));
-    }
+    partitionReturn(ret);
     return success();
   }
   if (llvm::any_of(op->getOperands(), [&](Value v) {
-        return !layoutOf(v).tokenPartial().empty();
+        return !values.layoutOf(v).tokenPartial().empty();
       }))
     return partitionPartialUse(op);
-  // The sequence-parallel constraints steer propagation and cut the
-  // residual stream, but never gather: the consumers reshard what they read
-  // (a column-parallel projection gathers its input itself, so that the
-  // gather's VJP sums the ranks' shares).
   if (auto c = dyn_cast<ShardingConstraintOp>(op);
       c && c->hasAttr("glimmer.sequence_parallel")) {
-    Value in = c.getInput(), out = c.getOutput();
-    RankedTensorType global = globalTypes.lookup(in);
-    // Copied first: inserting into the maps may move their entries.
-    Layout held = layoutOf(in), want = held;
-    Layout asked = Layout::of(c.getSharding(), global.getRank());
-    for (unsigned d = 0; d < want.dims.size(); ++d)
-      if (isPrefix(held.dims[d], asked.dims[d]))
-        want.dims[d] = asked.dims[d];
-    Value local = reshard(in, held, want, global, loc);
-    c.getInputMutable().assign(local);
-    globalTypes[local] = global;
-    globalTypes[out] = global;
-    layouts[local] = want;
-    layouts[out] = want;
-    out.setType(local.getType());
+    partitionSequenceParallelConstraint(values, c);
     return success();
   }
   auto it = rules.find(op);
   if (it == rules.end())
     return op->emitOpError()
            << "has no sharding rule, so it cannot be partitioned";
-  const ShardingRule &rule = it->second;
-  unsigned numOperands = op->getNumOperands();
+  return partitionByRule(op, it->second);
+}
 
-  // The op's factor axes: its results' propagated shardings decide the
-  // factors they contain, its operands' the contractions.
+void Partitioner::partitionReturn(func::ReturnOp ret) {
+  // The loss's partial sum is reduced once after autodiff
+  // (glimmer-reduce-partials): the result is marked with its axes.
+  for (OpOperand &use : ret->getOpOperands()) {
+    Value v = use.get();
+    RankedTensorType global = values.globalType(v);
+    Layout held = values.layoutOf(v); // a copy: the reshard may grow the map
+    Layout want = Layout::replicated(global.getRank());
+    want.partial = held.tokenPartial();
+    use.set(complete(v, held, want, global, ret.getLoc()));
+    if (!want.partial.empty())
+      func.setResultAttr(use.getOperandNumber(), "glimmer.partial",
+                         values.axesAttr(want.partial));
+  }
+}
+
+LogicalResult Partitioner::partitionByRule(Operation *op,
+                                           const ShardingRule &rule) {
+  SmallVector<Axes> factorAxes = factorAxesOf(op, rule);
+  Axes splitBy;
+  for (const Axes &axes : factorAxes)
+    splitBy.append(axes);
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    reshardOperand(op, i, rule, factorAxes, splitBy);
+
+  // Results: local types, and partial over the split contractions.
+  Axes partial, tokenReduced;
+  for (auto [f, axes] : llvm::enumerate(factorAxes))
+    if (rule.getFactor(f).kind == FactorKind::Reduction) {
+      partial.append(axes);
+      for (StringRef a : axes)
+        if (isTokenAxis(a))
+          tokenReduced.push_back(a);
+    }
+  if (failed(checkTokenReductions(op, tokenReduced)))
+    return failure();
+  for (auto [r, result] : llvm::enumerate(op->getResults())) {
+    Layout l;
+    l.dims = projectFactors(rule, rule.getResults()[r], factorAxes, mesh());
+    l.partial = partial;
+    RankedTensorType global = cast<RankedTensorType>(result.getType());
+    result.setType(values.localType(global, l));
+    values.set(result, global, std::move(l));
+  }
+  applyHandlers(op, rule, factorAxes);
+  return success();
+}
+
+SmallVector<Axes> Partitioner::factorAxesOf(Operation *op,
+                                            const ShardingRule &rule) {
   SmallVector<Axes> factorAxes(rule.getFactors().size());
   SmallVector<bool> decided(rule.getFactors().size(), false);
-  auto readFactors = [&](const Layout &l, const ShardingRule::TensorFactors &t) {
+  auto readFactors = [&](const Layout &l,
+                         const ShardingRule::TensorFactors &t) {
     for (auto [d, fs] : llvm::enumerate(t)) {
       std::optional<SmallVector<Axes>> split =
-          splitOverFactors(l.dims[d], fs, rule, mesh);
+          splitOverFactors(l.dims[d], fs, rule, mesh());
       if (!split)
         continue;
       for (auto [k, f] : llvm::enumerate(fs)) {
@@ -424,8 +250,8 @@ LogicalResult Partitioner::partition(Operation *op) {
   // Operands as they are held (their producers are partitioned already),
   // but a constraint's sharding says all: what it leaves whole is whole.
   if (!isa<ShardingConstraintOp>(op))
-    for (unsigned i = 0; i < numOperands; ++i)
-      readFactors(layoutOf(op->getOperand(i)), rule.getOperands()[i]);
+    for (unsigned i = 0; i < op->getNumOperands(); ++i)
+      readFactors(values.layoutOf(op->getOperand(i)), rule.getOperands()[i]);
   // A factor split where some value of the op cannot show it (a minor
   // factor of a dimension whose major factor is not split completely, as
   // when a sequence split meets the merge of batch and sequence) is not
@@ -440,71 +266,65 @@ LogicalResult Partitioner::partition(Operation *op) {
             factorAxes[f].clear();
             changed = true;
           }
-          if (axesSize(factorAxes[f], mesh) != rule.getFactor(f).size)
+          if (axesSize(factorAxes[f], mesh()) != rule.getFactor(f).size)
             blocked = true;
         }
       }
   }
-  Axes splitBy;
-  for (const Axes &axes : factorAxes)
-    splitBy.append(axes);
+  return factorAxes;
+}
 
-  // Operands as the rule expects them.
-  for (unsigned i = 0; i < numOperands; ++i) {
-    Value v = op->getOperand(i);
-    RankedTensorType global = globalTypes.lookup(v);
-    Layout want;
-    want.dims = projectFactors(rule, rule.getOperands()[i], factorAxes, mesh);
-    // A copy: the reshard below may grow the map.
-    Layout held = layoutOf(v);
-    // One reshard per value and target: the projections that read the same
-    // input (Q, K and V) share its all-gather. Only collectives are reused
-    // (they are not Pure, so CSE would not merge them), at the first use,
-    // which dominates the later ones in the function's single block.
-    std::string key;
-    {
-      llvm::raw_string_ostream os(key);
-      for (const Axes &a : want.dims)
-        os << llvm::join(a, ",") << ";";
-      os << "|" << llvm::join(splitBy, ",");
-    }
-    Value &cached = reshards[v][key];
-    Value local =
-        cached ? cached : complete(v, held, want, global, loc, splitBy);
-    cached = local;
-    // Replicated over axes that split the op's work: each rank's cotangent
-    // of this use is a share of the whole. Axes the reshard gathered over
-    // are summed by the gather's VJP already (an all-reduced partial sum is
-    // not: its VJP passes the cotangent through).
-    auto gathered = [&](StringRef a) {
-      return llvm::any_of(held.dims, [&](const Axes &x) {
-        return llvm::is_contained(x, a);
-      });
-    };
-    Axes shares;
-    for (StringRef a : splitBy)
-      if (!isTokenAxis(a) && !want.uses(a) && !gathered(a))
-        shares.push_back(a);
-    if (!shares.empty() && isa<FloatType>(global.getElementType()))
-      local = PvaryOp::create(b, loc, local.getType(), local, meshRef,
-                              axesAttr(shares));
-    if (local != v)
-      op->setOperand(i, local);
-    globalTypes.try_emplace(local, global);
+void Partitioner::reshardOperand(Operation *op, unsigned i,
+                                 const ShardingRule &rule,
+                                 ArrayRef<Axes> factorAxes,
+                                 ArrayRef<StringRef> splitBy) {
+  OpBuilder &b = builder();
+  Location loc = op->getLoc();
+  Value v = op->getOperand(i);
+  RankedTensorType global = values.globalType(v);
+  Layout want;
+  want.dims = projectFactors(rule, rule.getOperands()[i], factorAxes, mesh());
+  // A copy: the reshard below may grow the map.
+  Layout held = values.layoutOf(v);
+  // One reshard per value and target: the projections that read the same
+  // input (Q, K and V) share its all-gather. Only collectives are reused
+  // (they are not Pure, so CSE would not merge them), at the first use,
+  // which dominates the later ones in the function's single block.
+  std::string key;
+  {
+    llvm::raw_string_ostream os(key);
+    for (const Axes &a : want.dims)
+      os << llvm::join(a, ",") << ";";
+    os << "|" << llvm::join(splitBy, ",");
   }
+  Value &cached = reshards[v][key];
+  Value local = cached ? cached : complete(v, held, want, global, loc, splitBy);
+  cached = local;
+  // Replicated over axes that split the op's work: each rank's cotangent
+  // of this use is a share of the whole. Axes the reshard gathered over
+  // are summed by the gather's VJP already (an all-reduced partial sum is
+  // not: its VJP passes the cotangent through).
+  auto gathered = [&](StringRef a) {
+    return llvm::any_of(
+        held.dims, [&](const Axes &x) { return llvm::is_contained(x, a); });
+  };
+  Axes shares;
+  for (StringRef a : splitBy)
+    if (!isTokenAxis(a) && !want.uses(a) && !gathered(a))
+      shares.push_back(a);
+  if (!shares.empty() && isa<FloatType>(global.getElementType()))
+    local = PvaryOp::create(b, loc, local.getType(), local, values.getMeshRef(),
+                            values.axesAttr(shares));
+  if (local != v)
+    op->setOperand(i, local);
+  values.addGlobalType(local, global);
+}
 
-  // Results: local types, and partial over the split contractions. Over
-  // token axes only the loss may be a partial sum (each rank's share of
-  // it), and it must be one over every token axis: a loss whole on some
-  // ranks would be counted once per rank.
-  Axes partial, tokenReduced;
-  for (auto [f, axes] : llvm::enumerate(factorAxes))
-    if (rule.getFactor(f).kind == FactorKind::Reduction) {
-      partial.append(axes);
-      for (StringRef a : axes)
-        if (isTokenAxis(a))
-          tokenReduced.push_back(a);
-    }
+LogicalResult
+Partitioner::checkTokenReductions(Operation *op,
+                                  ArrayRef<StringRef> tokenReduced) {
+  // The loss must be a partial sum over every token axis: a loss whole on
+  // some ranks would be counted once per rank.
   if (auto ce = dyn_cast<CrossEntropyOp>(op)) {
     if (llvm::any_of(tokenAxes, [&](StringRef a) {
           return !llvm::is_contained(tokenReduced, a);
@@ -524,110 +344,36 @@ LogicalResult Partitioner::partition(Operation *op) {
            "sequence), and only the loss may be such a partial sum";
     return failure();
   }
-  for (auto [r, result] : llvm::enumerate(op->getResults())) {
-    Layout l;
-    l.dims = projectFactors(rule, rule.getResults()[r], factorAxes, mesh);
-    l.partial = partial;
-    RankedTensorType global = cast<RankedTensorType>(result.getType());
-    globalTypes[result] = global;
-    result.setType(localType(global, l));
-    layouts[result] = l;
-  }
+  return success();
+}
 
-  // The vocabulary handlers (PartitionHandlers.h).
+void Partitioner::applyHandlers(Operation *op, const ShardingRule &rule,
+                                ArrayRef<Axes> factorAxes) {
   auto vocabSplit = [&](const ShardingRule::DimFactors &fs) -> Axes {
     return fs.empty() ? Axes() : factorAxes[fs.front()];
   };
   if (auto embedding = dyn_cast<EmbeddingOp>(op)) {
     Axes axes = vocabSplit(rule.getOperands()[0][0]);
-    if (!axes.empty()) {
-      Value y = embedding.getResult();
-      Value share = partitionVocabParallelEmbedding(
-          b, embedding, {meshRef, axes, axesSize(axes, mesh)});
-      // Copied first: inserting into the maps may move their entries.
-      Layout l = layouts[y];
-      RankedTensorType global = globalTypes[y];
-      layouts[share] = l;
-      globalTypes[share] = global;
-    }
-    return success();
+    if (!axes.empty())
+      partitionVocabParallelEmbedding(values, embedding, axes);
+    return;
   }
   if (auto ce = dyn_cast<CrossEntropyOp>(op)) {
     Axes axes = vocabSplit(rule.getOperands()[0].back());
-    if (!axes.empty()) {
-      Value oldResults[] = {ce.getSum(), ce.getCount()};
-      SmallVector<std::pair<Layout, RankedTensorType>> kept;
-      for (Value r : oldResults)
-        kept.push_back({layouts[r], globalTypes[r]});
-      auto [sum, count] = partitionLossParallelCrossEntropy(
-          b, ce, {meshRef, axes, axesSize(axes, mesh)});
-      for (auto [v, k] : llvm::zip(SmallVector<Value>{sum, count}, kept)) {
-        layouts[v] = k.first;
-        globalTypes[v] = k.second;
-      }
-      for (Value r : oldResults) {
-        layouts.erase(r);
-        globalTypes.erase(r);
-      }
-    }
-    return success();
+    if (!axes.empty())
+      partitionLossParallelCrossEntropy(values, ce, axes);
+    return;
   }
-
-  // A row-parallel projection's bias must be added once, after the sum of
-  // the ranks' partial products, not by every rank: each use adds it to
-  // the complete sum in the layout it wants (Partitioner::complete), so
-  // under sp the sum is reduce-scattered and the bias added to the piece.
-  if (auto linear = dyn_cast<LinearOp>(op); linear && linear.getBias() &&
-                                               !partial.empty()) {
-    Value bias = linear.getBias();
-    linear.getBiasMutable().clear();
-    // Added to the complete sum, the bias is not a per-rank share.
-    if (auto share = bias.getDefiningOp<PvaryOp>()) {
-      bias = share.getInput();
-      if (share->use_empty())
-        share->erase();
-    }
-    pendingBias[linear.getResult()] = bias;
-    return success();
+  if (auto linear = dyn_cast<LinearOp>(op)) {
+    if (linear.getBias() &&
+        !values.layoutOf(linear.getResult()).partial.empty())
+      pendingBias[linear.getResult()] = detachRowParallelBias(linear);
+    return;
   }
-
-  // Attributes that hold sizes of split dimensions.
-  if (auto slice = dyn_cast<SliceOp>(op)) {
-    SmallVector<int64_t> limit(slice.getLimit());
-    auto local = cast<RankedTensorType>(slice.getInput().getType());
-    for (auto [d, axes] : llvm::enumerate(layouts[slice.getResult()].dims))
-      if (!axes.empty())
-        limit[d] = local.getDimSize(d);
-    slice.setLimit(limit);
-  }
-  if (auto c = dyn_cast<ConstantOp>(op)) {
-    // A copy: the map grows below.
-    Layout l = layouts[c.getResult()];
-    if (!(l == Layout::replicated(l.dims.size()))) {
-      DenseElementsAttr value = cast<DenseElementsAttr>(c.getValue());
-      auto type = cast<RankedTensorType>(c.getResult().getType());
-      if (value.isSplat()) {
-        c.setValueAttr(DenseElementsAttr::get(
-            type, value.getSplatValue<Attribute>()));
-      } else {
-        // Keep the whole constant and cut this rank's piece.
-        RankedTensorType global = globalTypes.lookup(c.getResult());
-        c.getResult().setType(global);
-        SmallVector<OpOperand *> uses;
-        for (OpOperand &use : c.getResult().getUses())
-          uses.push_back(&use);
-        b.setInsertionPointAfter(c);
-        Value piece = reshard(c.getResult(), Layout::replicated(global.getRank()),
-                              l, global, loc);
-        for (OpOperand *use : uses)
-          use->set(piece);
-        globalTypes[piece] = global;
-        layouts[piece] = l;
-        layouts[c.getResult()] = Layout::replicated(global.getRank());
-      }
-    }
-  }
-  return success();
+  if (auto slice = dyn_cast<SliceOp>(op))
+    partitionSlice(values, slice);
+  if (auto c = dyn_cast<ConstantOp>(op))
+    partitionConstant(values, c);
 }
 
 LogicalResult Partitioner::partitionPartialUse(Operation *op) {
@@ -635,7 +381,7 @@ LogicalResult Partitioner::partitionPartialUse(Operation *op) {
   Axes axes;
   bool alike = true;
   for (auto [i, v] : llvm::enumerate(op->getOperands())) {
-    Axes p = layoutOf(v).tokenPartial();
+    Axes p = values.layoutOf(v).tokenPartial();
     if (p.empty())
       continue;
     alike &= axes.empty() || axes == p;
@@ -649,62 +395,44 @@ LogicalResult Partitioner::partitionPartialUse(Operation *op) {
                 (isa<DivOp>(op) && n == 1 && partialOperands[0] == 0) ||
                 (isa<AddOp, SubOp>(op) && n == op->getNumOperands() && alike);
   if (!scales)
-    return op->emitOpError()
-           << "uses a value that is a partial sum over "
-           << llvm::join(axes, ", ")
-           << "; only scaling it (the loss) is supported";
+    return op->emitOpError() << "uses a value that is a partial sum over "
+                             << llvm::join(axes, ", ")
+                             << "; only scaling it (the loss) is supported";
   // Every operand whole and replicated otherwise.
   for (OpOperand &use : op->getOpOperands()) {
     Value v = use.get();
-    RankedTensorType global = globalTypes.lookup(v);
-    Layout held = layoutOf(v); // a copy: the reshard may grow the map
+    RankedTensorType global = values.globalType(v);
+    Layout held = values.layoutOf(v); // a copy: the reshard may grow the map
     Layout want = Layout::replicated(global.getRank());
     want.partial = held.tokenPartial();
     Value local = complete(v, held, want, global, op->getLoc());
     if (local != v) {
       use.set(local);
-      globalTypes.try_emplace(local, global);
-      layouts[local] = want;
+      values.addGlobalType(local, global);
+      values.setLayout(local, want);
     }
   }
   for (Value r : op->getResults()) {
     auto global = cast<RankedTensorType>(r.getType());
-    globalTypes[r] = global;
     Layout l = Layout::replicated(global.getRank());
     l.partial = axes;
-    layouts[r] = l;
+    values.set(r, global, std::move(l));
   }
   return success();
 }
 
-LogicalResult Partitioner::run() {
+LogicalResult Partitioner::partitionArguments() {
   Block &body = func.getBody().front();
   for (BlockArgument arg : body.getArguments()) {
-    auto type = dyn_cast<RankedTensorType>(arg.getType());
-    if (type && isa<FloatType>(type.getElementType()) &&
-        func.getArgAttr(arg.getArgNumber(), "glimmer.param"))
-      trained.insert(arg);
-  }
-  for (Operation &op : body)
-    if (llvm::any_of(op.getOperands(),
-                     [&](Value v) { return trained.contains(v); }))
-      trained.insert(op.getResults().begin(), op.getResults().end());
-  for (Operation &op : body)
-    if (auto iface = dyn_cast<ShardingRuleOpInterface>(op))
-      rules[&op] = iface.getShardingRule();
-  // Arguments: the rank's piece. The runtime cuts it from the full tensor
-  // as glimmer.sharded says (a block of every split dimension).
-  for (BlockArgument arg : body.getArguments()) {
     auto global = cast<RankedTensorType>(arg.getType());
-    globalTypes[arg] = global;
     Layout l = propagated(arg);
-    layouts[arg] = l;
+    values.set(arg, global, l);
     if (!l.partial.empty())
       return emitError(arg.getLoc())
              << "argument #" << arg.getArgNumber()
              << " is a partial sum; the runtime binds whole tensors or "
                 "blocks of them";
-    if (l == Layout::replicated(global.getRank()))
+    if (l.isReplicated())
       continue;
     if (func.getArgAttr(arg.getArgNumber(), "glimmer.sharded"))
       return emitError(arg.getLoc())
@@ -712,16 +440,13 @@ LogicalResult Partitioner::run() {
              << " is already a per-rank piece (glimmer.sharded)";
     func.setArgAttr(arg.getArgNumber(), "glimmer.sharded",
                     func.getArgAttr(arg.getArgNumber(), "glimmer.sharding"));
-    arg.setType(localType(global, l));
+    arg.setType(values.localType(global, l));
   }
-  SmallVector<Operation *> ops;
-  for (Operation &op : body)
-    ops.push_back(&op);
-  for (Operation *op : ops)
-    if (failed(partition(op)) || broken)
-      return failure();
-  // The program is per-rank now: the global-view annotations go. A
-  // sharding constraint's operand was resharded to its sharding, so the
+  return success();
+}
+
+void Partitioner::dropGlobalView() {
+  // A sharding constraint's operand was resharded to its sharding, so the
   // constraint is the identity on local values (and its sharding would not
   // describe their local shapes).
   func.walk([](ShardingConstraintOp c) {
@@ -731,12 +456,29 @@ LogicalResult Partitioner::run() {
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     func.removeArgAttr(i, "glimmer.sharding");
   for (unsigned i = 0; i < func.getNumResults(); ++i)
-    func.removeResultAttr(i, StringAttr::get(func.getContext(),
-                                             "glimmer.sharding"));
+    func.removeResultAttr(
+        i, StringAttr::get(func.getContext(), "glimmer.sharding"));
   func.walk([](Operation *op) { op->removeAttr("glimmer.shardings"); });
+  Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
-  func.setType(
-      b.getFunctionType(body.getArgumentTypes(), ret.getOperandTypes()));
+  func.setType(builder().getFunctionType(body.getArgumentTypes(),
+                                         ret.getOperandTypes()));
+}
+
+LogicalResult Partitioner::run() {
+  Block &body = func.getBody().front();
+  for (Operation &op : body)
+    if (auto iface = dyn_cast<ShardingRuleOpInterface>(op))
+      rules[&op] = iface.getShardingRule();
+  if (failed(partitionArguments()))
+    return failure();
+  SmallVector<Operation *> ops;
+  for (Operation &op : body)
+    ops.push_back(&op);
+  for (Operation *op : ops)
+    if (failed(partition(op)) || values.isBroken())
+      return failure();
+  dropGlobalView();
   return success();
 }
 
@@ -758,9 +500,9 @@ struct PartitionPass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      if (failed(Partitioner(func, meshOp.getMesh(), meshRef,
-                             Axes(tokens.all()))
-                     .run()))
+      if (failed(
+              Partitioner(func, meshOp.getMesh(), meshRef, Axes(tokens.all()))
+                  .run()))
         return signalPassFailure();
     }
   }

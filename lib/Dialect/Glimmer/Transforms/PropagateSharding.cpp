@@ -11,8 +11,10 @@
 
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 
-#include "ShardingFactors.h"
+#include "ShardingLayout.h"
 #include "TokenInputs.h"
+
+#include "glimmer/Spmd/SpmdContext.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
@@ -34,9 +36,7 @@ using namespace glimmer::detail;
 namespace {
 
 /// A value's sharding while propagating.
-struct State {
-  SmallVector<Axes> dims;
-  Axes partial;
+struct State : Layout {
   /// Seeds are never changed.
   bool fixed = false;
   /// The propagation round that gave each dimension its axes (lower wins a
@@ -44,16 +44,6 @@ struct State {
   /// outrank another value's split of the same factor because an earlier
   /// seed made another of its dimensions (or its partial axes) split.
   SmallVector<unsigned> priority;
-
-  bool uses(StringRef axis) const {
-    return llvm::is_contained(partial, axis) ||
-           llvm::any_of(dims,
-                        [&](const Axes &a) { return llvm::is_contained(a, axis); });
-  }
-  bool isReplicated() const {
-    return partial.empty() &&
-           llvm::all_of(dims, [](const Axes &a) { return a.empty(); });
-  }
 };
 
 std::string axesText(ArrayRef<StringRef> axes) {
@@ -75,9 +65,7 @@ public:
     if (failed(s.verifyFor([&] { return emitError(loc); }, type, mesh)))
       return failure();
     State st;
-    for (unsigned d = 0; d < type.getRank(); ++d)
-      st.dims.push_back(Axes(s.getDimAxes(d)));
-    st.partial = Axes(s.getPartialAxes());
+    static_cast<Layout &>(st) = Layout::of(s, type.getRank());
     st.fixed = true;
     st.priority.assign(type.getRank(), round);
     states[v] = std::move(st);
@@ -119,7 +107,7 @@ public:
     return toAttr(it->second, v.getContext());
   }
 
-  ShardingAttr toAttr(const State &st, MLIRContext *ctx) {
+  ShardingAttr toAttr(const Layout &st, MLIRContext *ctx) {
     auto strings = [&](ArrayRef<StringRef> axes) {
       SmallVector<Attribute> out;
       for (StringRef a : axes)
@@ -134,9 +122,9 @@ public:
   }
 
   ShardingAttr replicated(Value v) {
-    State st;
-    st.dims.resize(cast<RankedTensorType>(v.getType()).getRank());
-    return toAttr(st, v.getContext());
+    return toAttr(
+        Layout::replicated(cast<RankedTensorType>(v.getType()).getRank()),
+        v.getContext());
   }
 
 private:
@@ -146,23 +134,29 @@ private:
       return;
     op->emitRemark() << "sharding conflict: "
                      << (t < numOperands ? "operand #" : "result #")
-                     << (t < numOperands ? t : t - numOperands)
-                     << " dimension " << d << " " << why;
+                     << (t < numOperands ? t : t - numOperands) << " dimension "
+                     << d << " " << why;
   }
 
+  /// Tensor `t` of `op`'s rule: its operands, then its results.
+  static Value valueOf(Operation *op, unsigned t) {
+    unsigned numOperands = op->getNumOperands();
+    return t < numOperands ? op->getOperand(t) : op->getResult(t - numOperands);
+  }
+
+  /// Propagates through `op` once: whether a value's sharding grew.
   bool visit(Operation *op) {
     auto iface = dyn_cast<ShardingRuleOpInterface>(op);
     if (!iface)
       return false;
     ShardingRule rule = iface.getShardingRule();
-    unsigned numOperands = op->getNumOperands();
-    auto valueOf = [&](unsigned t) -> Value {
-      return t < numOperands ? op->getOperand(t)
-                             : op->getResult(t - numOperands);
-    };
+    return proposeShardings(op, rule, decideFactors(op, rule));
+  }
 
-    // Axes per factor, from the values that already have a sharding; the
-    // first value to shard a factor decides, and an axis serves one factor.
+  /// Axes per factor, from the values that already have a sharding; the
+  /// first value to shard a factor decides, and an axis serves one factor.
+  SmallVector<Axes> decideFactors(Operation *op, const ShardingRule &rule) {
+    unsigned numOperands = op->getNumOperands();
     unsigned numFactors = rule.getFactors().size();
     SmallVector<Axes> factorAxes(numFactors);
     SmallVector<bool> decided(numFactors, false);
@@ -170,7 +164,7 @@ private:
     // Dimensions split by higher-priority seeds decide first.
     SmallVector<std::tuple<unsigned, unsigned, unsigned>> order;
     for (unsigned t = 0; t < rule.getNumTensors(); ++t) {
-      auto it = states.find(valueOf(t));
+      auto it = states.find(valueOf(op, t));
       if (it == states.end())
         continue;
       for (unsigned d = 0; d < it->second.dims.size(); ++d)
@@ -182,7 +176,7 @@ private:
     });
     for (auto [prio, t, d] : order) {
       (void)prio;
-      auto it = states.find(valueOf(t));
+      auto it = states.find(valueOf(op, t));
       ArrayRef<unsigned> fs = rule.getTensor(t)[d];
       const Axes &axes = it->second.dims[d];
       if (fs.empty())
@@ -213,8 +207,7 @@ private:
                      "is split over " + axesText(split[k]) +
                          " but another value of the op splits the same "
                          "factor over " +
-                         axesText(factorAxes[f]) +
-                         "; it will be resharded");
+                         axesText(factorAxes[f]) + "; it will be resharded");
           continue;
         }
         if (llvm::any_of(split[k],
@@ -231,13 +224,19 @@ private:
           taken.insert(a);
       }
     }
+    return factorAxes;
+  }
 
-    // Every value of the op takes the factors' axes where it has none yet.
+  /// Every value of the op takes the factors' axes where it has none yet.
+  bool proposeShardings(Operation *op, const ShardingRule &rule,
+                        ArrayRef<Axes> factorAxes) {
+    unsigned numOperands = op->getNumOperands();
+    unsigned numFactors = rule.getFactors().size();
     bool changed = false;
     for (unsigned t = 0; t < rule.getNumTensors(); ++t) {
-      Value v = valueOf(t);
+      Value v = valueOf(op, t);
       const ShardingRule::TensorFactors &tensor = rule.getTensor(t);
-      State proposed;
+      Layout proposed;
       proposed.dims = projectFactors(rule, tensor, factorAxes, mesh);
       if (t >= numOperands)
         for (unsigned f = 0; f < numFactors; ++f)
@@ -286,6 +285,156 @@ private:
   std::set<std::tuple<Operation *, unsigned, unsigned>> reported;
 };
 
+/// The sharding constraints by what put them there.
+enum class ConstraintClass {
+  /// The user's own.
+  User,
+  /// The batch and sequence splits over the token axes
+  /// (glimmer.token_split).
+  TokenSplit,
+  /// Sequence parallelism's residual stream, split along the sequence over
+  /// tp (glimmer.sequence_parallel).
+  SequenceSplit,
+  /// Sequence parallelism's column-parallel inputs, whole over tp
+  /// (glimmer.sequence_parallel).
+  SequenceWhole,
+};
+
+ConstraintClass classOf(ShardingConstraintOp c) {
+  if (c->getAttr("glimmer.token_split"))
+    return ConstraintClass::TokenSplit;
+  if (!c->getAttr("glimmer.sequence_parallel"))
+    return ConstraintClass::User;
+  std::string_view tp = meshAxisName(MeshAxis::Tp);
+  ShardingAttr s = c.getSharding();
+  for (unsigned d = 0; d < s.getDims().size(); ++d)
+    if (llvm::is_contained(s.getDimAxes(d), StringRef(tp.data(), tp.size())))
+      return ConstraintClass::SequenceSplit;
+  return ConstraintClass::SequenceWhole;
+}
+
+/// The seeds of one propagation round: the constraints of one class, or
+/// the arguments with a glimmer.sharding of one kind.
+struct SeedRound {
+  enum Source { Constraints, Parameters, DataInputs } source;
+  ConstraintClass constraints = ConstraintClass::User;
+};
+
+/// The rounds, highest priority first: the user's constraints, the
+/// parameter plan, the sequence-parallel residual stream (after the plan,
+/// so its split never overrides it inside a block; it names the token axes
+/// too), the column-parallel inputs whole over tp, the token splits (these
+/// two after the stream: their sequence split over cp alone would reach the
+/// stream's norms first and keep tp out of them), data inputs.
+constexpr SeedRound kSeedRounds[] = {
+    {SeedRound::Constraints, ConstraintClass::User},
+    {SeedRound::Parameters},
+    {SeedRound::Constraints, ConstraintClass::SequenceSplit},
+    {SeedRound::Constraints, ConstraintClass::SequenceWhole},
+    {SeedRound::Constraints, ConstraintClass::TokenSplit},
+    {SeedRound::DataInputs},
+};
+
+/// Propagation through one function.
+class FunctionPropagation {
+public:
+  FunctionPropagation(func::FuncOp func, MeshAttr mesh,
+                      FlatSymbolRefAttr meshRef, bool reportConflicts)
+      : func(func), prop(mesh, meshRef, reportConflicts) {
+    func.walk([&](Operation *op) { ops.push_back(op); });
+  }
+
+  /// Seeds round by round, each run to a fixed point, and writes the
+  /// shardings out.
+  LogicalResult run() {
+    pinReplicated();
+    for (auto [i, round] : llvm::enumerate(kSeedRounds)) {
+      if (i > 0)
+        prop.nextRound();
+      if (failed(seed(round)))
+        return failure();
+      prop.run(ops);
+    }
+    writeShardings();
+    return success();
+  }
+
+private:
+  bool isParam(unsigned i) {
+    return func.getArgAttr(i, "glimmer.param") ||
+           func.getArgAttr(i, "glimmer.buffer");
+  }
+
+  /// The data inputs without a seed, and what every rank computes from
+  /// integer inputs, stay whole: the latter is cut where the token-split
+  /// seeds say (splat constants are the same whole or cut, and are rebuilt
+  /// at their local shapes).
+  void pinReplicated() {
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (!isParam(i) && !func.getArgAttr(i, "glimmer.sharding"))
+        prop.pinReplicated(func.getArgument(i));
+    for (Value v : computePrepValues(func)) {
+      DenseElementsAttr splat;
+      if (isa<RankedTensorType>(v.getType()) &&
+          !(matchPattern(v, m_Constant(&splat)) && splat.isSplat()))
+        prop.pinReplicated(v);
+    }
+  }
+
+  LogicalResult seed(const SeedRound &round) {
+    if (round.source == SeedRound::Constraints) {
+      for (Operation *op : ops)
+        if (auto c = dyn_cast<ShardingConstraintOp>(op))
+          if (classOf(c) == round.constraints &&
+              failed(prop.seed(c.getOutput(), c.getSharding(), c.getLoc())))
+            return failure();
+      return success();
+    }
+    bool params = round.source == SeedRound::Parameters;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      auto s = func.getArgAttrOfType<ShardingAttr>(i, "glimmer.sharding");
+      if (!s || isParam(i) != params)
+        continue;
+      if (failed(
+              prop.seed(func.getArgument(i), s, func.getArgument(i).getLoc())))
+        return failure();
+    }
+    return success();
+  }
+
+  /// The fixed point, as glimmer.shardings on ops and glimmer.sharding on
+  /// the function's arguments and results.
+  void writeShardings() {
+    MLIRContext *ctx = func.getContext();
+    for (Operation *op : ops) {
+      if (op->getNumResults() == 0 || isa<ShardingConstraintOp>(op) ||
+          !llvm::all_of(op->getResultTypes(),
+                        [](Type t) { return isa<RankedTensorType>(t); }))
+        continue;
+      SmallVector<Attribute> shardings;
+      bool any = false;
+      for (Value r : op->getResults()) {
+        ShardingAttr s = prop.shardingOf(r);
+        any |= bool(s);
+        shardings.push_back(s ? s : prop.replicated(r));
+      }
+      if (any)
+        op->setAttr("glimmer.shardings", ArrayAttr::get(ctx, shardings));
+    }
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (ShardingAttr s = prop.shardingOf(func.getArgument(i)))
+        func.setArgAttr(i, "glimmer.sharding", s);
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+      if (ShardingAttr s = prop.shardingOf(v))
+        func.setResultAttr(i, "glimmer.sharding", s);
+  }
+
+  func::FuncOp func;
+  Propagator prop;
+  SmallVector<Operation *> ops;
+};
+
 struct PropagateShardingPass
     : public glimmer::impl::GlimmerPropagateShardingBase<
           PropagateShardingPass> {
@@ -302,111 +451,14 @@ struct PropagateShardingPass
     MeshOp meshOp = requireMesh(module, getArgument());
     if (!meshOp)
       return signalPassFailure();
-    MLIRContext *ctx = &getContext();
-    auto meshRef = FlatSymbolRefAttr::get(ctx, "mesh");
+    auto meshRef = FlatSymbolRefAttr::get(&getContext(), "mesh");
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      Propagator prop(meshOp.getMesh(), meshRef, reportConflicts);
-      SmallVector<Operation *> ops;
-      func.walk([&](Operation *op) { ops.push_back(op); });
-
-      // Seeds by priority: the user's constraints, the parameter plan,
-      // the sequence-parallel residual stream (after the plan, so its split
-      // never overrides it inside a block; it names the token axes too),
-      // the column-parallel inputs whole over tp, the token splits (these
-      // two after the stream: their sequence split over cp alone would
-      // reach the stream's norms first and keep tp out of them), data
-      // inputs.
-      auto isParam = [&](unsigned i) {
-        return func.getArgAttr(i, "glimmer.param") ||
-               func.getArgAttr(i, "glimmer.buffer");
-      };
-      for (unsigned i = 0; i < func.getNumArguments(); ++i)
-        if (!isParam(i) && !func.getArgAttr(i, "glimmer.sharding"))
-          prop.pinReplicated(func.getArgument(i));
-      // What every rank computes from integer inputs stays whole: it is cut
-      // where the token-split seeds say (splat constants are the same
-      // whole or cut, and are rebuilt at their local shapes).
-      for (Value v : computePrepValues(func)) {
-        DenseElementsAttr splat;
-        if (isa<RankedTensorType>(v.getType()) &&
-            !(matchPattern(v, m_Constant(&splat)) && splat.isSplat()))
-          prop.pinReplicated(v);
-      }
-      // The sequence-parallel constraints are of two kinds: the residual
-      // stream split over tp, and the column-parallel inputs whole over tp.
-      enum class Kind { User, TokenSplit, SequenceSplit, SequenceWhole };
-      auto kindOf = [](ShardingConstraintOp c) {
-        if (c->getAttr("glimmer.token_split"))
-          return Kind::TokenSplit;
-        if (c->getAttr("glimmer.sequence_parallel")) {
-          ShardingAttr s = c.getSharding();
-          for (unsigned d = 0; d < s.getDims().size(); ++d)
-            if (llvm::is_contained(s.getDimAxes(d), "tp"))
-              return Kind::SequenceSplit;
-          return Kind::SequenceWhole;
-        }
-        return Kind::User;
-      };
-      auto seedConstraints = [&](Kind kind) {
-        for (Operation *op : ops)
-          if (auto c = dyn_cast<ShardingConstraintOp>(op))
-            if (kindOf(c) == kind &&
-                failed(prop.seed(c.getOutput(), c.getSharding(), c.getLoc())))
-              return failure();
-        return success();
-      };
-      auto seedArguments = [&](bool params) {
-        for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-          auto s = func.getArgAttrOfType<ShardingAttr>(i, "glimmer.sharding");
-          if (!s || isParam(i) != params)
-            continue;
-          if (failed(prop.seed(func.getArgument(i), s,
-                               func.getArgument(i).getLoc())))
-            return failure();
-        }
-        return success();
-      };
-      for (unsigned round = 0; round < 6; ++round) {
-        if (round > 0)
-          prop.nextRound();
-        LogicalResult seeded =
-            round == 0   ? seedConstraints(Kind::User)
-            : round == 1 ? seedArguments(true)
-            : round == 2 ? seedConstraints(Kind::SequenceSplit)
-            : round == 3 ? seedConstraints(Kind::SequenceWhole)
-            : round == 4 ? seedConstraints(Kind::TokenSplit)
-                         : seedArguments(false);
-        if (failed(seeded))
-          return signalPassFailure();
-        prop.run(ops);
-      }
-
-      // Write the fixed point out.
-      for (Operation *op : ops) {
-        if (op->getNumResults() == 0 || isa<ShardingConstraintOp>(op) ||
-            !llvm::all_of(op->getResultTypes(), [](Type t) {
-              return isa<RankedTensorType>(t);
-            }))
-          continue;
-        SmallVector<Attribute> shardings;
-        bool any = false;
-        for (Value r : op->getResults()) {
-          ShardingAttr s = prop.shardingOf(r);
-          any |= bool(s);
-          shardings.push_back(s ? s : prop.replicated(r));
-        }
-        if (any)
-          op->setAttr("glimmer.shardings", ArrayAttr::get(ctx, shardings));
-      }
-      for (unsigned i = 0; i < func.getNumArguments(); ++i)
-        if (ShardingAttr s = prop.shardingOf(func.getArgument(i)))
-          func.setArgAttr(i, "glimmer.sharding", s);
-      auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-      for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-        if (ShardingAttr s = prop.shardingOf(v))
-          func.setResultAttr(i, "glimmer.sharding", s);
+      if (failed(FunctionPropagation(func, meshOp.getMesh(), meshRef,
+                                     reportConflicts)
+                     .run()))
+        return signalPassFailure();
     }
   }
 };

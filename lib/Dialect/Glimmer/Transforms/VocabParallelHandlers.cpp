@@ -1,5 +1,4 @@
-//===- VocabParallelHandlers.cpp - Vocab-parallel embedding and loss
-//-------===//
+//===- VocabParallelHandlers.cpp - Vocab-parallel embedding and loss ------===//
 //
 // The two ops whose vocabulary tensor parallelism splits: the token
 // embedding (table rows) and cross-entropy (the logits of a column-parallel
@@ -18,6 +17,14 @@ using namespace glimmer;
 using namespace glimmer::detail;
 
 namespace {
+
+/// Where a handler's collectives run: the mesh and the axes that split the
+/// vocabulary, `groupSize` ranks in all.
+struct VocabSplit {
+  FlatSymbolRefAttr mesh;
+  ArrayRef<StringRef> axes;
+  int64_t groupSize;
+};
 
 ArrayAttr axesAttr(OpBuilder &b, const VocabSplit &split) {
   return b.getStrArrayAttr(split.axes);
@@ -74,10 +81,9 @@ std::pair<Value, Value> localRows(OpEmitter &e, Value ids, Value offset,
   return {clamped, inside};
 }
 
-} // namespace
-
-Value glimmer::detail::partitionVocabParallelEmbedding(
-    OpBuilder &b, EmbeddingOp op, const VocabSplit &split) {
+/// The embedding's rewrite: returns the rank's share of the lookup.
+Value emitVocabParallelEmbedding(OpBuilder &b, EmbeddingOp op,
+                                 const VocabSplit &split) {
   b.setInsertionPoint(op);
   OpEmitter e{b, op.getLoc()};
   int64_t rows = op.getTable().getType().getDimSize(0);
@@ -95,8 +101,10 @@ Value glimmer::detail::partitionVocabParallelEmbedding(
   return share;
 }
 
-std::pair<Value, Value> glimmer::detail::partitionLossParallelCrossEntropy(
-    OpBuilder &b, CrossEntropyOp op, const VocabSplit &split) {
+/// The cross-entropy's rewrite: returns the sum and the count.
+std::pair<Value, Value> emitLossParallelCrossEntropy(OpBuilder &b,
+                                                     CrossEntropyOp op,
+                                                     const VocabSplit &split) {
   b.setInsertionPoint(op);
   OpEmitter e{b, op.getLoc()};
   auto sumType = cast<RankedTensorType>(op.getSum().getType());
@@ -151,4 +159,30 @@ std::pair<Value, Value> glimmer::detail::partitionLossParallelCrossEntropy(
   op.getCount().replaceAllUsesWith(count);
   op.erase();
   return {lossSum, count};
+}
+
+} // namespace
+
+void glimmer::detail::partitionVocabParallelEmbedding(
+    PartitionedValues &values, EmbeddingOp op, ArrayRef<StringRef> axes) {
+  Value y = op.getResult();
+  Value share = emitVocabParallelEmbedding(
+      values.builder(), op,
+      {values.getMeshRef(), axes, axesSize(axes, values.getMesh())});
+  values.set(share, values.globalType(y), values.layoutOf(y));
+}
+
+void glimmer::detail::partitionLossParallelCrossEntropy(
+    PartitionedValues &values, CrossEntropyOp op, ArrayRef<StringRef> axes) {
+  Value oldResults[] = {op.getSum(), op.getCount()};
+  SmallVector<std::pair<Layout, RankedTensorType>> kept;
+  for (Value r : oldResults)
+    kept.push_back({values.layoutOf(r), values.globalType(r)});
+  auto [sum, count] = emitLossParallelCrossEntropy(
+      values.builder(), op,
+      {values.getMeshRef(), axes, axesSize(axes, values.getMesh())});
+  for (auto [v, k] : llvm::zip(SmallVector<Value>{sum, count}, kept))
+    values.set(v, k.second, k.first);
+  for (Value r : oldResults)
+    values.forget(r);
 }
