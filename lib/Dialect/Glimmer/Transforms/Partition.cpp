@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+#include "glimmer_contract/Attributes.h"
 
 #include "PartitionHandlers.h"
 #include "TokenInputs.h"
@@ -125,14 +126,14 @@ Layout Partitioner::propagated(Value v) {
   unsigned rank = cast<RankedTensorType>(v.getType()).getRank();
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     if (auto s = func.getArgAttrOfType<ShardingAttr>(arg.getArgNumber(),
-                                                     "glimmer.sharding"))
+                                                     kShardingAttr))
       return Layout::of(s, rank);
     return Layout::replicated(rank);
   }
   Operation *def = v.getDefiningOp();
   if (auto c = dyn_cast<ShardingConstraintOp>(def))
     return Layout::of(c.getSharding(), rank);
-  if (auto list = def->getAttrOfType<ArrayAttr>("glimmer.shardings"))
+  if (auto list = def->getAttrOfType<ArrayAttr>(kShardingsAttr))
     return Layout::of(
         cast<ShardingAttr>(list[cast<OpResult>(v).getResultNumber()]), rank);
   return Layout::replicated(rank);
@@ -159,7 +160,7 @@ LogicalResult Partitioner::partition(Operation *op) {
       }))
     return partitionPartialUse(op);
   if (auto c = dyn_cast<ShardingConstraintOp>(op);
-      c && c->hasAttr("glimmer.sequence_parallel")) {
+      c && c->hasAttr(kSequenceParallelAttr)) {
     partitionSequenceParallelConstraint(values, c);
     return success();
   }
@@ -181,7 +182,7 @@ void Partitioner::partitionReturn(func::ReturnOp ret) {
     want.partial = held.tokenPartial();
     use.set(complete(v, held, want, global, ret.getLoc()));
     if (!want.partial.empty())
-      func.setResultAttr(use.getOperandNumber(), "glimmer.partial",
+      func.setResultAttr(use.getOperandNumber(), kPartialAttr,
                          values.axesAttr(want.partial));
   }
 }
@@ -434,12 +435,12 @@ LogicalResult Partitioner::partitionArguments() {
                 "blocks of them";
     if (l.isReplicated())
       continue;
-    if (func.getArgAttr(arg.getArgNumber(), "glimmer.sharded"))
+    if (func.getArgAttr(arg.getArgNumber(), kShardedAttr))
       return emitError(arg.getLoc())
              << "argument #" << arg.getArgNumber()
              << " is already a per-rank piece (glimmer.sharded)";
-    func.setArgAttr(arg.getArgNumber(), "glimmer.sharded",
-                    func.getArgAttr(arg.getArgNumber(), "glimmer.sharding"));
+    func.setArgAttr(arg.getArgNumber(), kShardedAttr,
+                    func.getArgAttr(arg.getArgNumber(), kShardingAttr));
     arg.setType(values.localType(global, l));
   }
   return success();
@@ -454,11 +455,10 @@ void Partitioner::dropGlobalView() {
     c.erase();
   });
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    func.removeArgAttr(i, "glimmer.sharding");
+    func.removeArgAttr(i, kShardingAttr);
   for (unsigned i = 0; i < func.getNumResults(); ++i)
-    func.removeResultAttr(
-        i, StringAttr::get(func.getContext(), "glimmer.sharding"));
-  func.walk([](Operation *op) { op->removeAttr("glimmer.shardings"); });
+    func.removeResultAttr(i, StringAttr::get(func.getContext(), kShardingAttr));
+  func.walk([](Operation *op) { op->removeAttr(kShardingsAttr); });
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   func.setType(builder().getFunctionType(body.getArgumentTypes(),

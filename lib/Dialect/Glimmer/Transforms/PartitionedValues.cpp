@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PartitionedValues.h"
+#include "glimmer_contract/Attributes.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -20,7 +21,7 @@ PartitionedValues::PartitionedValues(func::FuncOp func, MeshAttr mesh,
   for (BlockArgument arg : body.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     if (type && isa<FloatType>(type.getElementType()) &&
-        func.getArgAttr(arg.getArgNumber(), "glimmer.param"))
+        func.getArgAttr(arg.getArgNumber(), kParamAttr))
       trained.insert(arg);
   }
   for (Operation &op : body)

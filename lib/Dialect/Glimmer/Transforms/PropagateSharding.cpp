@@ -10,11 +10,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+#include "glimmer_contract/Attributes.h"
 
 #include "ShardingLayout.h"
 #include "TokenInputs.h"
 
-#include "glimmer/Spmd/SpmdContext.h"
+#include "glimmer_contract/SpmdContext.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
@@ -301,9 +302,9 @@ enum class ConstraintClass {
 };
 
 ConstraintClass classOf(ShardingConstraintOp c) {
-  if (c->getAttr("glimmer.token_split"))
+  if (c->getAttr(kTokenSplitAttr))
     return ConstraintClass::TokenSplit;
-  if (!c->getAttr("glimmer.sequence_parallel"))
+  if (!c->getAttr(kSequenceParallelAttr))
     return ConstraintClass::User;
   std::string_view tp = meshAxisName(MeshAxis::Tp);
   ShardingAttr s = c.getSharding();
@@ -361,8 +362,7 @@ public:
 
 private:
   bool isParam(unsigned i) {
-    return func.getArgAttr(i, "glimmer.param") ||
-           func.getArgAttr(i, "glimmer.buffer");
+    return func.getArgAttr(i, kParamAttr) || func.getArgAttr(i, kBufferAttr);
   }
 
   /// The data inputs without a seed, and what every rank computes from
@@ -371,7 +371,7 @@ private:
   /// at their local shapes).
   void pinReplicated() {
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      if (!isParam(i) && !func.getArgAttr(i, "glimmer.sharding"))
+      if (!isParam(i) && !func.getArgAttr(i, kShardingAttr))
         prop.pinReplicated(func.getArgument(i));
     for (Value v : computePrepValues(func)) {
       DenseElementsAttr splat;
@@ -392,7 +392,7 @@ private:
     }
     bool params = round.source == SeedRound::Parameters;
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-      auto s = func.getArgAttrOfType<ShardingAttr>(i, "glimmer.sharding");
+      auto s = func.getArgAttrOfType<ShardingAttr>(i, kShardingAttr);
       if (!s || isParam(i) != params)
         continue;
       if (failed(
@@ -419,15 +419,15 @@ private:
         shardings.push_back(s ? s : prop.replicated(r));
       }
       if (any)
-        op->setAttr("glimmer.shardings", ArrayAttr::get(ctx, shardings));
+        op->setAttr(kShardingsAttr, ArrayAttr::get(ctx, shardings));
     }
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
       if (ShardingAttr s = prop.shardingOf(func.getArgument(i)))
-        func.setArgAttr(i, "glimmer.sharding", s);
+        func.setArgAttr(i, kShardingAttr, s);
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     for (auto [i, v] : llvm::enumerate(ret.getOperands()))
       if (ShardingAttr s = prop.shardingOf(v))
-        func.setResultAttr(i, "glimmer.sharding", s);
+        func.setResultAttr(i, kShardingAttr, s);
   }
 
   func::FuncOp func;

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+#include "glimmer_contract/Attributes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -229,8 +230,7 @@ StringAttr StageSplitter::paramName(Value v) {
   auto arg = dyn_cast<BlockArgument>(v);
   if (!arg || arg.getOwner() != &body)
     return {};
-  return forward.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                              "glimmer.param");
+  return forward.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamAttr);
 }
 
 LogicalResult StageSplitter::run() {
@@ -320,7 +320,7 @@ LogicalResult StageSplitter::findDecoderLayers(std::string &prefix,
   // from a data input, through the CP permutation and the batch cuts.
   DenseSet<Value> fromData, afterEmbedding;
   for (BlockArgument arg : body.getArguments())
-    if (forward.getArgAttr(arg.getArgNumber(), "glimmer.input"))
+    if (forward.getArgAttr(arg.getArgNumber(), kInputAttr))
       fromData.insert(arg);
   for (Operation &op : body.without_terminator()) {
     auto embedding = dyn_cast<EmbeddingOp>(op);
@@ -511,7 +511,7 @@ void StageSplitter::findPrologue() {
   // reads; constants are cloned where needed instead.
   DenseSet<Value> varies;
   for (BlockArgument arg : body.getArguments())
-    if (forward.getArgAttr(arg.getArgNumber(), "glimmer.microbatch"))
+    if (forward.getArgAttr(arg.getArgNumber(), kMicrobatchAttr))
       varies.insert(arg);
   for (Operation *op : ops)
     if (llvm::any_of(op->getOperands(),
@@ -659,7 +659,7 @@ func::FuncOp StageSplitter::buildPiece(
       if (resultAttrs[i])
         fn.setResultAttrs(i, resultAttrs[i]);
     } else {
-      fn.setResultAttr(i, "glimmer.activation", b.getI64IntegerAttr(i));
+      fn.setResultAttr(i, kActivationAttr, b.getI64IntegerAttr(i));
     }
   }
   b.setInsertionPointAfter(fn);
@@ -672,14 +672,14 @@ void StageSplitter::buildFunctions() {
     func::FuncOp fn = buildPiece(
         "prologue", [&](Operation *op) { return prologue.contains(op); }, {},
         {}, prologueOut.getArrayRef(), {});
-    fn->setAttr("glimmer.stage_prologue", b.getUnitAttr());
+    fn->setAttr(kStagePrologueAttr, b.getUnitAttr());
   }
   // Parameters no stage reads stay with stage 0.
   SmallVector<BlockArgument> unread;
   for (BlockArgument arg : body.getArguments())
     if (!readSomewhere.contains(arg) &&
-        (forward.getArgAttr(arg.getArgNumber(), "glimmer.param") ||
-         forward.getArgAttr(arg.getArgNumber(), "glimmer.buffer")))
+        (forward.getArgAttr(arg.getArgNumber(), kParamAttr) ||
+         forward.getArgAttr(arg.getArgNumber(), kBufferAttr)))
       unread.push_back(arg);
   SmallVector<DictionaryAttr> forwardResultAttrs;
   for (unsigned i = 0; i < forward.getNumResults(); ++i)
@@ -689,10 +689,10 @@ void StageSplitter::buildFunctions() {
     SmallVector<Input> inputs;
     if (s == 0)
       for (auto [i, v] : llvm::enumerate(prologueOut))
-        inputs.push_back({v, "glimmer.prologue", int64_t(i)});
+        inputs.push_back({v, kPrologueAttr, int64_t(i)});
     else
       for (auto [i, v] : llvm::enumerate(cuts[s - 1]))
-        inputs.push_back({v, "glimmer.activation", int64_t(i)});
+        inputs.push_back({v, kActivationAttr, int64_t(i)});
     bool lastStage = s == numStages - 1;
     SmallVector<Value> results =
         lastStage ? SmallVector<Value>(ret.getOperands())
@@ -704,7 +704,7 @@ void StageSplitter::buildFunctions() {
         inputs, results,
         lastStage ? ArrayRef<DictionaryAttr>(forwardResultAttrs)
                   : ArrayRef<DictionaryAttr>());
-    fn->setAttr("glimmer.stage", b.getI64IntegerAttr(s));
+    fn->setAttr(kStageAttr, b.getI64IntegerAttr(s));
   }
 }
 
