@@ -7,7 +7,7 @@
 // the medium model's weights to /tmp/glimmer-bench-medium). Runtime only;
 // on the GPU machine:
 //
-//   g++ -std=c++17 -O2 -Iruntime/include -Iinclude
+//   g++ -std=c++17 -O2 -Iruntime/include -Icontract/include
 //       bench/multi_tensor_bandwidth.cpp -o /tmp/multi_tensor_bandwidth
 //       -L/tmp/rt -Wl,-rpath,/tmp/rt -lglimmer_rt      (one line)
 //   /tmp/multi_tensor_bandwidth --weights=FILE [--trials=7] [--reps=10]

@@ -4,7 +4,7 @@
 // vision_gather_grad CUDA kernels against a device-to-device copy that moves
 // the same number of bytes. Runtime only (no compiler); on the GPU machine:
 //
-//   g++ -std=c++17 -O2 -Iruntime/include -Iinclude
+//   g++ -std=c++17 -O2 -Iruntime/include -Icontract/include
 //       bench/vision_gather_bandwidth.cpp -o /tmp/vision_gather_bandwidth
 //       -L/tmp/rt -Wl,-rpath,/tmp/rt -lglimmer_rt      (one line)
 //   /tmp/vision_gather_bandwidth [--batch=1] [--seq=8192] [--dim=4096]
