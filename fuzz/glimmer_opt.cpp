@@ -11,6 +11,7 @@
 
 #include "glimmer/Dialect/Glimmer/IR/GlimmerDialect.h"
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+#include "glimmer/Dialect/Glimmer/Transforms/Pipelines.h"
 
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
