@@ -32,7 +32,7 @@ put() {
 mkdir -p "$OUT"/{spmd-parser,safetensors,manifest,torchscript,glimmer-opt}
 
 grep -rhoE -- "--spmd=[^ )\`]*|layout=[^ }\`)]*|GLIMMER_SPMD=[^ ]*" \
-    test docs README.md python_bindings/tests |
+    test docs README.md python_bindings/tests runtime/tests/python |
   sed -E "s/^(--spmd=|layout=|GLIMMER_SPMD=)//; s/^['\"]//; s/['\":,.]*$//" |
   sort -u | while IFS= read -r layout; do
     printf '%s' "$layout" | put "$OUT/spmd-parser"

@@ -1085,6 +1085,51 @@ static std::optional<c10::IValue> toFoldIValue(const Imp &v,
   return std::nullopt;
 }
 
+/// `t` on the meta device: its sizes, strides and dtype, no data.
+static at::Tensor onMeta(const at::Tensor &t) {
+  return at::empty_strided(t.sizes(), t.strides(),
+                           t.options().device(c10::kMeta));
+}
+
+/// The outputs of `node` run on meta tensors (device arguments set to meta),
+/// or nothing when the op has no meta kernel or needs tensor data.
+static std::optional<jit::Stack> runOnMeta(jit::Node *node,
+                                           const jit::Stack &inputs) {
+  const auto &args = node->schema().arguments();
+  jit::Stack stack;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const c10::IValue &v = inputs[i];
+    c10::TypePtr real = i < args.size() ? args[i].real_type() : nullptr;
+    if (real)
+      if (auto opt = real->cast<c10::OptionalType>())
+        real = opt->getElementType();
+    if (real && real->kind() == c10::TypeKind::DeviceObjType) {
+      stack.push_back(c10::IValue(c10::Device(c10::kMeta)));
+    } else if (v.isTensor()) {
+      stack.push_back(c10::IValue(onMeta(v.toTensor())));
+    } else if (v.isTensorList()) {
+      c10::List<at::Tensor> out;
+      for (const at::Tensor &t : v.toTensorVector())
+        out.push_back(onMeta(t));
+      stack.push_back(c10::IValue(out));
+    } else if (v.isOptionalTensorList()) {
+      c10::List<std::optional<at::Tensor>> out;
+      for (const std::optional<at::Tensor> &t : v.toOptionalTensorList())
+        out.push_back(t && t->defined() ? std::optional(onMeta(*t))
+                                        : std::nullopt);
+      stack.push_back(c10::IValue(out));
+    } else {
+      stack.push_back(v);
+    }
+  }
+  try {
+    node->getOperation()(stack);
+  } catch (const std::exception &) {
+    return std::nullopt;
+  }
+  return stack;
+}
+
 bool Importer::tryFold(jit::Node *node) {
   std::string kind = node->kind().toQualString();
   if (kind.rfind("aten::", 0) != 0 || !node->maybeSchema())
@@ -1140,6 +1185,14 @@ bool Importer::tryFold(jit::Node *node) {
     creates |= out->type()->kind() == c10::TypeKind::TensorType;
   if (!anyTensor && !creates)
     return false;
+  // Keep folded constants small; large ones are emitted as ops instead. The
+  // sizes come from a run on the meta device first, so that a large result
+  // (an arange or a broadcast of a graph's sizes) is never allocated.
+  constexpr int64_t kMaxFoldedElements = int64_t(1) << 22;
+  if (std::optional<jit::Stack> shapes = runOnMeta(node, stack))
+    for (const c10::IValue &r : *shapes)
+      if (r.isTensor() && r.toTensor().numel() > kMaxFoldedElements)
+        return false;
   try {
     node->getOperation()(stack);
   } catch (const std::exception &) {
@@ -1147,8 +1200,7 @@ bool Importer::tryFold(jit::Node *node) {
   }
   if (stack.size() != node->outputs().size())
     return false;
-  // Keep folded constants small; large ones are emitted as ops instead.
-  constexpr int64_t kMaxFoldedElements = int64_t(1) << 22;
+  // Ops without a meta kernel are checked after the run.
   for (const c10::IValue &r : stack)
     if (r.isTensor() && r.toTensor().numel() > kMaxFoldedElements)
       return false;

@@ -23,6 +23,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -272,28 +273,47 @@ int main(int argc, char **argv) {
     options.progress = [](const std::string &message) {
       llvm::errs() << "[glimmer-train] " << message << "\n";
     };
+  // Every output file opens before the compile, which can take minutes; a
+  // ToolOutputFile is removed again unless the compile succeeds.
+  std::unique_ptr<llvm::ToolOutputFile> mlirOut, cppOut;
+  for (auto [flag, path, out] :
+       {std::tuple{"--emit-mlir", &emitMlirPath, &mlirOut},
+        std::tuple{"--emit-cpp", &emitCppPath, &cppOut}}) {
+    if (path->empty())
+      continue;
+    std::error_code error;
+    *out = std::make_unique<llvm::ToolOutputFile>(*path, error,
+                                                  llvm::sys::fs::OF_None);
+    if (error)
+      return fail(std::string("cannot write ") + flag + " file '" + *path +
+                  "': " + error.message());
+  }
+  if (!metricsPath.empty()) {
+    std::ofstream probe(metricsPath, std::ios::app);
+      return fail("cannot open --metrics file '" + metricsPath + "'");
+  }
+
   auto model = glimmer::compileModel(context, options);
   if (mlir::failed(model))
     return 1;
-  if (!emitMlirPath.empty()) {
-    std::error_code error;
-    llvm::raw_fd_ostream out(emitMlirPath, error);
-    if (error)
-      return fail("cannot write '" + emitMlirPath + "': " + error.message());
-    model->module->print(out);
-    out << "\n";
+  if (mlirOut) {
+    model->module->print(mlirOut->os());
+    mlirOut->os() << "\n";
   }
-  if (!emitCppPath.empty()) {
-    std::ofstream out(emitCppPath);
-    out << model->cppSource;
-    if (!out)
-      return fail("cannot write '" + emitCppPath + "'");
-  }
-
-  if (!metricsPath.empty()) {
-    std::ofstream probe(metricsPath, std::ios::app);
-    if (!probe)
-      return fail("cannot open --metrics file '" + metricsPath + "'");
+  if (cppOut)
+    cppOut->os() << model->cppSource;
+  for (auto [path, out] : {std::pair{&emitMlirPath, &mlirOut},
+                           std::pair{&emitCppPath, &cppOut}}) {
+    if (!*out)
+      continue;
+    llvm::raw_fd_ostream &os = (*out)->os();
+    os.close();
+    if (os.has_error()) {
+      std::string message = os.error().message();
+      os.clear_error();
+      return fail("cannot write '" + *path + "': " + message);
+    }
+    (*out)->keep();
   }
   loop.weightsPath = model->weightsPath;
   loop.steps = steps;

@@ -331,6 +331,14 @@ class FullBool(torch.nn.Module):
         return torch.full([x.size(0), 2049, 1025], True)
 
 
+# A 2 GiB fill that only a reduction reads: the importer must learn its size
+# without allocating it (import-fold-memory.test measures the peak memory).
+@scripted("huge_fill", ["aten::zeros"], x=f32(2))
+class HugeFill(torch.nn.Module):
+    def forward(self, x):
+        return x + torch.zeros([x.size(0), 1 << 28]).sum()
+
+
 fn("like", ["aten::zeros_like", "aten::ones_like", "aten::full_like"],
    lambda i, x, d: (torch.zeros_like(i),
                     torch.ones_like(x, dtype=torch.bfloat16),

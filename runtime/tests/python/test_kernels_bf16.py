@@ -5,7 +5,7 @@ kernels also bf16, which they compute in f32 and round once to bf16 when
 they store a result (runtime/cuda/Common.cuh). Run on a GPU machine:
 
     GLIMMER_TEST_DEVICE=cuda PYTHONPATH=build/python .venv/bin/python -m \
-        pytest -q -p no:cacheprovider python_bindings/tests/test_kernels_bf16.py
+        pytest -q -p no:cacheprovider runtime/tests/python/test_kernels_bf16.py
 
 (integration_test/kernels.test does this). Without GLIMMER_TEST_DEVICE=cuda
 (or cuda:N) and a visible GPU, the whole module is skipped.
@@ -66,7 +66,7 @@ tolerances on the CPU kernels (it says nothing about bf16):
 
     GLIMMER_TEST_BF16_AS_F32=1 GLIMMER_TEST_DEVICE=cpu PYTHONPATH=build/python \
         .venv/bin/python -m pytest -q -p no:cacheprovider \
-        python_bindings/tests/test_kernels_bf16.py
+        runtime/tests/python/test_kernels_bf16.py
 """
 
 import os

@@ -5,7 +5,7 @@ PyTorch equivalent in float64 (to ~1e-12) and float32 (to ~1e-5); backward
 kernels against torch.autograd. Run from the repository root:
 
     PYTHONPATH=build/python .venv/bin/python -m pytest -q \
-        python_bindings/tests/test_kernels.py
+        runtime/tests/python/test_kernels.py
 
 With GLIMMER_TEST_DEVICE=cuda (or cuda:N) the same tests run the CUDA
 backend's kernels: every operand is copied to the GPU before the call and

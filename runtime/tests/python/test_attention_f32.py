@@ -3,7 +3,7 @@ GLIMMER_TEST_DEVICE names (cpu by default; integration_test/kernels.test runs
 it with cuda):
 
     GLIMMER_TEST_DEVICE=cuda PYTHONPATH=build/python .venv/bin/python -m \
-        pytest -q -p no:cacheprovider python_bindings/tests/test_attention_f32.py
+        pytest -q -p no:cacheprovider runtime/tests/python/test_attention_f32.py
 
 On the GPU, head dimensions whose rows are whole 16-byte chunks (multiples
 of 4) up to 128 take the tensor-core kernels, which compute f32 products as
