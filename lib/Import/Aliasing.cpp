@@ -92,10 +92,9 @@ MValue Importer::writeView(MValue base, ArrayRef<ViewStep> steps, MValue v) {
   std::vector<int64_t> low(shape.size(), 0), high(shape.size(), 0);
   low[s.dim] = s.start;
   high[s.dim] = shape[s.dim] - s.end;
-  MValue padded = PadOp::create(b, loc, typeOf(base), inner,
-                                b.getDenseI64ArrayAttr(low),
-                                b.getDenseI64ArrayAttr(high),
-                                b.getF64FloatAttr(0.0));
+  MValue padded = createChecked<PadOp>(inner, b.getDenseI64ArrayAttr(low),
+                                       b.getDenseI64ArrayAttr(high),
+                                       b.getF64FloatAttr(0.0));
   OpEmitter e{b, loc};
   auto index = tensorType(shape, i64());
   MValue iota = e.iota(index, s.dim);

@@ -14,6 +14,7 @@
 #include "glimmer_rt/Safetensors.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -23,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace glimmer::detail {
@@ -193,6 +195,13 @@ private:
   Type promote(const Imp &a, const Imp &b);
   std::vector<int64_t> broadcastShapes(llvm::ArrayRef<int64_t> a,
                                        llvm::ArrayRef<int64_t> b);
+  /// Builds `OpT` with the result type its shape rule infers, as its
+  /// builders without result types do, for operands whose shapes come from
+  /// the model and its example inputs: where the rule rejects them, the
+  /// import fails at the node with the rule's message (those builders would
+  /// abort).
+  template <typename OpT, typename... Args>
+  OpT createChecked(Args &&...args);
   template <typename OpT>
   MValue binary(const Imp &a, const Imp &b, Type resultElem = {});
   MValue compare(CompareDirection dir, const Imp &a, const Imp &b);
@@ -289,6 +298,26 @@ private:
   std::map<std::string, std::function<void(jit::Node *)>> converters;
 };
 
+template <typename OpT, typename... Args>
+OpT Importer::createChecked(Args &&...args) {
+  mlir::OperationState state(loc, OpT::getOperationName());
+  // The builder taking a result type sets the operands and attributes; the
+  // inferred type replaces the empty one it was given.
+  OpT::build(b, state, Type(), std::forward<Args>(args)...);
+  state.types.clear();
+  std::string error;
+  {
+    mlir::ScopedDiagnosticHandler capture(&ctx, [&](mlir::Diagnostic &d) {
+      error = d.str();
+      return success();
+    });
+    if (failed(OpT::inferReturnTypes(
+            &ctx, loc, state.operands, state.attributes.getDictionary(&ctx),
+            state.getRawProperties(), state.regions, state.types)))
+      fail(error);
+  }
+  return mlir::cast<OpT>(b.create(state));
+}
 
 template <typename OpT>
 MValue Importer::binary(const Imp &x, const Imp &y, Type resultElem) {

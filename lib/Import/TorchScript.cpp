@@ -168,15 +168,11 @@ MValue Importer::reshape(MValue v, llvm::ArrayRef<int64_t> shape) {
 
 MValue Importer::transpose(MValue v, llvm::ArrayRef<int64_t> perm) {
   bool identity = true;
-  std::vector<int64_t> shape;
-  for (size_t i = 0; i < perm.size(); ++i) {
+  for (size_t i = 0; i < perm.size(); ++i)
     identity &= perm[i] == int64_t(i);
-    shape.push_back(shapeOf(v)[perm[i]]);
-  }
   if (identity)
     return v;
-  return TransposeOp::create(b, loc, tensorType(shape, elemOf(v)), v,
-                             b.getDenseI64ArrayAttr(perm));
+  return createChecked<TransposeOp>(v, b.getDenseI64ArrayAttr(perm));
 }
 
 MValue Importer::slice(MValue v, int64_t dim, int64_t start, int64_t limit,
@@ -185,14 +181,13 @@ MValue Importer::slice(MValue v, int64_t dim, int64_t start, int64_t limit,
   if (start == 0 && limit == shape[dim] && step == 1)
     return v;
   std::vector<int64_t> s(shape.size(), 0), l(shape.begin(), shape.end()),
-      st(shape.size(), 1), out(shape.begin(), shape.end());
+      st(shape.size(), 1);
   s[dim] = start;
   l[dim] = limit;
   st[dim] = step;
-  out[dim] = std::max<int64_t>(0, (limit - start + step - 1) / step);
-  return SliceOp::create(b, loc, tensorType(out, elemOf(v)), v,
-                         b.getDenseI64ArrayAttr(s), b.getDenseI64ArrayAttr(l),
-                         b.getDenseI64ArrayAttr(st));
+  return createChecked<SliceOp>(v, b.getDenseI64ArrayAttr(s),
+                                b.getDenseI64ArrayAttr(l),
+                                b.getDenseI64ArrayAttr(st));
 }
 
 std::vector<int64_t> Importer::broadcastShapes(llvm::ArrayRef<int64_t> a,
@@ -279,7 +274,7 @@ MValue Importer::compare(CompareDirection dir, const Imp &x, const Imp &y) {
       x.kind == Imp::Tensor ? shapeOf(x.tensor) : llvm::ArrayRef<int64_t>{},
       y.kind == Imp::Tensor ? shapeOf(y.tensor) : llvm::ArrayRef<int64_t>{});
   MValue a = materialize(x, elem, shape), c = materialize(y, elem, shape);
-  return CompareOp::create(b, loc, tensorType(shape, i1()), dir, a, c);
+  return CompareOp::create(b, loc, dir, a, c);
 }
 
 MValue Importer::select(MValue cond, const Imp &x, const Imp &y) {
@@ -292,7 +287,7 @@ MValue Importer::select(MValue cond, const Imp &x, const Imp &y) {
                                 : llvm::ArrayRef<int64_t>{}));
   MValue c = broadcastTo(cond, shape);
   MValue a = materialize(x, elem, shape), e = materialize(y, elem, shape);
-  return SelectOp::create(b, loc, tensorType(shape, elem), c, a, e);
+  return SelectOp::create(b, loc, c, a, e);
 }
 
 MValue Importer::reduce(ReductionKind kind, MValue v, std::vector<int64_t> dims,
@@ -307,15 +302,7 @@ MValue Importer::reduce(ReductionKind kind, MValue v, std::vector<int64_t> dims,
   dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
   if (rank == 0)
     return v;
-  std::vector<int64_t> out;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (!std::count(dims.begin(), dims.end(), d))
-      out.push_back(shapeOf(v)[d]);
-    else if (keep)
-      out.push_back(1);
-  }
-  return ReduceOp::create(b, loc, tensorType(out, elemOf(v)), kind, v, dims,
-                          keep);
+  return ReduceOp::create(b, loc, kind, v, dims, keep);
 }
 
 /// softmax(q k^T * scale + mask) v as PyTorch's math backend computes
@@ -397,14 +384,12 @@ MValue Importer::matmul(MValue x, MValue y) {
     for (int64_t d : xs.drop_back())
       rows *= d;
     MValue x2 = reshape(x, {rows, k});
-    MValue r2 = MatmulOp::create(b, loc, tensorType({rows, n}, elemOf(x)), x2,
-                                 y, nullptr, nullptr);
+    MValue r2 = createChecked<MatmulOp>(x2, y);
     r = reshape(r2, out);
   } else {
     x = broadcastTo(x, xFull);
     y = broadcastTo(y, yFull);
-    r = MatmulOp::create(b, loc, tensorType(out, elemOf(x)), x, y, nullptr,
-                         nullptr);
+    r = createChecked<MatmulOp>(x, y);
   }
   std::vector<int64_t> finalShape(batch);
   if (!xVec)

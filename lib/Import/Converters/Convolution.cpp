@@ -28,8 +28,7 @@ MValue Importer::conv2d(MValue x, MValue w, MValue bias,
     int64_t inner = numElements(xs) / xs[0];
     MValue flat = reshape(x, {xs[0], inner});
     MValue wflat = reshape(w, {ws[0], inner});
-    MValue y = LinearOp::create(b, loc, tensorType({xs[0], ws[0]}, elemOf(x)),
-                                flat, wflat, bias);
+    MValue y = createChecked<LinearOp>(flat, wflat, bias);
     std::vector<int64_t> out{xs[0], ws[0]};
     out.resize(xs.size(), 1);
     return reshape(y, out);
@@ -46,12 +45,9 @@ MValue Importer::conv2d(MValue x, MValue w, MValue bias,
     stride.push_back(stride[0]);
   if (padding.size() == 1)
     padding.push_back(padding[0]);
-  std::vector<int64_t> out{xs[0], ws[0]};
-  for (int i = 0; i < 2; ++i)
-    out.push_back((xs[2 + i] + 2 * padding[i] - ws[2 + i]) / stride[i] + 1);
-  return MValue(Conv2dOp::create(b, loc, tensorType(out, elemOf(x)), x, w, bias,
-                                 b.getDenseI64ArrayAttr(stride),
-                                 b.getDenseI64ArrayAttr(padding)));
+  return MValue(createChecked<Conv2dOp>(x, w, bias,
+                                        b.getDenseI64ArrayAttr(stride),
+                                        b.getDenseI64ArrayAttr(padding)));
 }
 
 void Importer::registerConvolutionConverters() {

@@ -39,7 +39,6 @@ void Importer::registerDataMovementConverters() {
     // PyTorch promotes to a common type and skips legacy empty 1-D tensors.
     Type elem = commonElem(l, "cat");
     llvm::SmallVector<MValue> parts;
-    std::vector<int64_t> outShape;
     int64_t rank = 0;
     for (const Imp &e : l.list)
       rank = std::max<int64_t>(rank, shapeOf(e.tensor).size());
@@ -49,17 +48,12 @@ void Importer::registerDataMovementConverters() {
       if (s.size() == 1 && s[0] == 0 && rank > 1)
         continue;
       parts.push_back(convert(e.tensor, elem));
-      if (outShape.empty())
-        outShape.assign(s.begin(), s.end());
-      else
-        outShape[dim] += s[dim];
     }
     if (parts.size() == 1) {
       setTensor(n, parts[0]);
       return;
     }
-    setTensor(n, ConcatOp::create(b, loc, tensorType(outShape, elem), parts,
-                                  b.getI64IntegerAttr(dim)));
+    setTensor(n, createChecked<ConcatOp>(parts, b.getI64IntegerAttr(dim)));
   };
   C["aten::concat"] = C["aten::cat"];
   C["aten::stack"] = [this, commonElem](jit::Node *n) {
@@ -72,10 +66,7 @@ void Importer::registerDataMovementConverters() {
     llvm::SmallVector<MValue> parts;
     for (const Imp &e : l.list)
       parts.push_back(reshape(convert(e.tensor, elem), one));
-    std::vector<int64_t> out = one;
-    out[dim] = parts.size();
-    setTensor(n, ConcatOp::create(b, loc, tensorType(out, elemOf(parts[0])),
-                                  parts, b.getI64IntegerAttr(dim)));
+    setTensor(n, ConcatOp::create(b, loc, parts, b.getI64IntegerAttr(dim)));
   };
   C["aten::constant_pad_nd"] = [this](jit::Node *n) {
     MValue x = tensorIn(n, 0);
@@ -85,18 +76,15 @@ void Importer::registerDataMovementConverters() {
     double value =
         valueArg && valueArg->isNumber() ? valueArg->asDouble() : 0.0;
     auto s = shapeOf(x);
-    std::vector<int64_t> low(s.size(), 0), high(s.size(), 0),
-        out(s.begin(), s.end());
+    std::vector<int64_t> low(s.size(), 0), high(s.size(), 0);
     for (size_t i = 0; i + 1 < pad.size() + 1 && i / 2 < s.size(); i += 2) {
       size_t d = s.size() - 1 - i / 2;
       if (pad[i] < 0 || pad[i + 1] < 0)
         fail("negative padding is not supported");
       low[d] = pad[i];
       high[d] = pad[i + 1];
-      out[d] += pad[i] + pad[i + 1];
     }
-    setTensor(n, PadOp::create(b, loc, tensorType(out, elemOf(x)), x,
-                               b.getDenseI64ArrayAttr(low),
+    setTensor(n, PadOp::create(b, loc, x, b.getDenseI64ArrayAttr(low),
                                b.getDenseI64ArrayAttr(high),
                                b.getF64FloatAttr(value)));
   };

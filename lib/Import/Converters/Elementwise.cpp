@@ -110,7 +110,7 @@ void Importer::registerArithmeticConverters() {
         CompareDirection::LT,
         Imp::ofTensor(binary<MulOp>(Imp::ofTensor(r), y, elem)), Imp::ofInt(0));
     MValue lower = binary<SubOp>(Imp::ofTensor(q), Imp::ofInt(1), elem);
-    return MValue(SelectOp::create(b, loc, q.getType(), adjust, lower, q));
+    return MValue(SelectOp::create(b, loc, adjust, lower, q));
   };
   C["aten::floordiv"] = [this, hostArith, floorDivide](jit::Node *n) {
     if (!hostArith(n, 'f'))

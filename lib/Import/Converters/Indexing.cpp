@@ -21,11 +21,7 @@ MValue Importer::gatherRows(MValue x, MValue idx) {
   if (s.empty())
     fail("indexing a zero-dim tensor");
   int64_t row = numElements(s.drop_front());
-  MValue table = reshape(x, {s[0], row});
-  std::vector<int64_t> rows(shapeOf(idx).begin(), shapeOf(idx).end());
-  rows.push_back(row);
-  MValue g =
-      EmbeddingOp::create(b, loc, tensorType(rows, elemOf(x)), table, idx);
+  MValue g = EmbeddingOp::create(b, loc, reshape(x, {s[0], row}), idx);
   std::vector<int64_t> out(shapeOf(idx).begin(), shapeOf(idx).end());
   out.insert(out.end(), s.begin() + 1, s.end());
   return reshape(g, out);
@@ -133,9 +129,9 @@ MValue Importer::linearIndex(const std::vector<Imp> &indices, int64_t first,
       continue;
     }
     int64_t size = s[first + j];
-    idx = CheckIndicesOp::create(
-        b, loc, idx.getType(), idx, b.getI64IntegerAttr(size),
-        b.getStringAttr("embedding"), mlir::IntegerAttr());
+    idx = CheckIndicesOp::create(b, loc, idx, b.getI64IntegerAttr(size),
+                                 b.getStringAttr("embedding"),
+                                 mlir::IntegerAttr());
     linear = AddOp::create(
         b, loc,
         MulOp::create(b, loc, linear, splat(common, i64(), double(size))), idx);
@@ -203,16 +199,14 @@ MValue Importer::checkedMaskPositions(MValue mask, int64_t rows,
       {1}, false);
   MValue end = slice(pos, 0, selected, selected + 1, 1);
   end = SubOp::create(b, loc, splat({1}, i64(), double(2 * rows - 1)), end);
-  MValue checked =
-      ConcatOp::create(b, loc, tensorType({selected + 1}, i64()),
-                       mlir::ValueRange{slice(pos, 0, 0, selected, 1), end},
-                       b.getI64IntegerAttr(0));
+  MValue checked = ConcatOp::create(
+      b, loc, mlir::ValueRange{slice(pos, 0, 0, selected, 1), end},
+      b.getI64IntegerAttr(0));
   std::string what =
       "index (a boolean mask selects " + std::to_string(selected) +
       " entries in the traced example, a count the program's shapes "
       "hold; this batch's mask selects another number)";
-  checked = CheckIndicesOp::create(b, loc, checked.getType(), checked,
-                                   b.getI64IntegerAttr(rows),
+  checked = CheckIndicesOp::create(b, loc, checked, b.getI64IntegerAttr(rows),
                                    b.getStringAttr(what), mlir::IntegerAttr());
   return slice(checked, 0, 0, selected, 1);
 }
@@ -249,15 +243,12 @@ void Importer::convertMaskedScatter(jit::Node *n) {
   MValue idx =
       reshape(binary<SubOp>(Imp::ofTensor(csum), Imp::ofInt(1)), rowShape);
   MValue clamped = binary<MaxOp>(Imp::ofTensor(idx), Imp::ofInt(0));
-  std::vector<int64_t> gatheredShape = rowShape;
-  gatheredShape.push_back(d);
-  MValue gathered = EmbeddingOp::create(
-      b, loc, tensorType(gatheredShape, elemOf(bank)), bank, clamped);
+  MValue gathered = EmbeddingOp::create(b, loc, bank, clamped);
   std::vector<int64_t> maskShape = rowShape;
   maskShape.push_back(1);
   MValue m = broadcastTo(reshape(rowMask, maskShape), s);
-  setTensor(n, SelectOp::create(b, loc, typeOf(self), m,
-                                convert(gathered, elemOf(self)), self));
+  setTensor(n,
+            SelectOp::create(b, loc, m, convert(gathered, elemOf(self)), self));
 }
 
 void Importer::registerIndexingConverters() {

@@ -21,12 +21,9 @@ void Importer::registerModelOpConverters() {
       bias = in(n, 2).tensor;
     if (shapeOf(w).size() != 2)
       fail("linear weight must be 2-D, got " + shapeString(shapeOf(w)));
-    std::vector<int64_t> out(shapeOf(x).begin(), shapeOf(x).end());
-    if (out.empty())
+    if (shapeOf(x).empty())
       fail("linear of a zero-dim input");
-    out.back() = shapeOf(w)[0];
-    setTensor(n,
-              LinearOp::create(b, loc, tensorType(out, elemOf(x)), x, w, bias));
+    setTensor(n, createChecked<LinearOp>(x, w, bias));
   };
   C["aten::matmul"] = [this](jit::Node *n) {
     setTensor(n, matmul(tensorIn(n, 0), tensorIn(n, 1)));
@@ -35,10 +32,7 @@ void Importer::registerModelOpConverters() {
   C["aten::bmm"] = C["aten::matmul"];
   C["aten::embedding"] = [this](jit::Node *n) {
     MValue table = tensorIn(n, 0), ids = tensorIn(n, 1);
-    std::vector<int64_t> out(shapeOf(ids).begin(), shapeOf(ids).end());
-    out.push_back(shapeOf(table)[1]);
-    setTensor(n, EmbeddingOp::create(b, loc, tensorType(out, elemOf(table)),
-                                     table, ids));
+    setTensor(n, createChecked<EmbeddingOp>(table, ids));
   };
   C["aten::layer_norm"] = [this](jit::Node *n) {
     MValue x = tensorIn(n, 0);
