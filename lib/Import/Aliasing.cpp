@@ -19,59 +19,6 @@ using namespace mlir;
 using namespace glimmer;
 using namespace glimmer::detail;
 
-/// The view a select or slice node takes, with PyTorch's index rules.
-std::optional<Importer::ViewStep> Importer::viewStepOf(jit::Node *node) {
-  std::string kind = node->kind().toQualString();
-  bool select = kind == "aten::select";
-  if (!select && kind != "aten::slice")
-    return std::nullopt;
-  auto x = env.find(node->input(0));
-  if (x == env.end() || x->second.kind != Imp::Tensor)
-    return std::nullopt;
-  auto shape = shapeOf(x->second.tensor);
-  ViewStep s;
-  s.select = select;
-  s.dim = normDim(in(node, 1).asInt(), shape.size());
-  int64_t size = shape[s.dim];
-  if (select) {
-    s.start = in(node, 2).asInt();
-    if (s.start < 0)
-      s.start += size;
-    if (s.start < 0 || s.start >= size)
-      fail("index " + std::to_string(in(node, 2).asInt()) +
-           " is out of range for size " + std::to_string(size));
-    s.end = s.start + 1;
-    s.step = 1;
-    return s;
-  }
-  auto clamp = [&](const Imp &v, int64_t dflt) {
-    if (v.kind == Imp::None)
-      return dflt;
-    int64_t i = v.asInt();
-    if (i < 0)
-      i += size;
-    return std::min(std::max<int64_t>(i, 0), size);
-  };
-  s.start = clamp(in(node, 2), 0);
-  s.end = std::max(clamp(in(node, 3), size), s.start);
-  s.step = in(node, 4).asInt();
-  if (s.step < 1)
-    fail("slice step must be positive");
-  return s;
-}
-
-MValue Importer::applyView(MValue v, ArrayRef<ViewStep> steps) {
-  for (const ViewStep &s : steps) {
-    v = slice(v, s.dim, s.start, s.end, s.step);
-    if (s.select) {
-      std::vector<int64_t> out(shapeOf(v).begin(), shapeOf(v).end());
-      out.erase(out.begin() + s.dim);
-      v = reshape(v, out);
-    }
-  }
-  return v;
-}
-
 MValue Importer::writeView(MValue base, ArrayRef<ViewStep> steps, MValue v) {
   if (steps.empty())
     return v;
@@ -106,7 +53,8 @@ MValue Importer::writeView(MValue base, ArrayRef<ViewStep> steps, MValue v) {
 }
 
 void Importer::noteView(jit::Node *node) {
-  std::optional<ViewStep> step = viewStepOf(node);
+  NodeCall call(*this, node);
+  std::optional<ViewStep> step = viewStepOf(&call);
   if (!step)
     return;
   const jit::Value *source = node->input(0);

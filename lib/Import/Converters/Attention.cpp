@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Importer.h"
+#include "OpConverter.h"
 
 #include "glimmer/Dialect/Glimmer/Transforms/AttentionMasks.h"
 
@@ -57,7 +57,7 @@ AttentionMaskForm constantMaskForm(const Imp &mask, llvm::ArrayRef<int64_t> qs,
 
 } // namespace
 
-void Importer::convertAttention(jit::Node *n) {
+void OpConverter::convertAttention(OpCall *n) {
   MValue q = tensorIn(n, 0), k = tensorIn(n, 1), v = tensorIn(n, 2);
   if (in(n, 4).asDouble() != 0.0)
     fail("attention dropout is not supported");
@@ -103,8 +103,8 @@ void Importer::convertAttention(jit::Node *n) {
   setTensor(n, attn.getOutput());
 }
 
-void Importer::registerAttentionConverters() {
-  converters["aten::scaled_dot_product_attention"] = [this](jit::Node *n) {
+void OpConverter::registerAttentionConverters() {
+  converters["aten::scaled_dot_product_attention"] = [this](OpCall *n) {
     convertAttention(n);
   };
 }

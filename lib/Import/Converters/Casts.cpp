@@ -6,14 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Importer.h"
+#include "OpConverter.h"
 
 using namespace glimmer;
 using namespace glimmer::detail;
 
-void Importer::registerCastConverters() {
+void OpConverter::registerCastConverters() {
   auto &C = converters;
-  auto castTo = [this](jit::Node *n, Type elem) {
+  auto castTo = [this](OpCall *n, Type elem) {
     Imp &x = in(n, 0);
     if (x.isNumber()) {
       setOut(n, 0,
@@ -23,7 +23,7 @@ void Importer::registerCastConverters() {
     }
     setTensor(n, convert(x.tensor, elem));
   };
-  C["aten::to"] = [this, castTo](jit::Node *n) {
+  C["aten::to"] = [this, castTo](OpCall *n) {
     // to(Tensor other) / to(dtype) / to(device, dtype) / to(dtype, layout...)
     Imp &arg1 = in(n, 1);
     if (arg1.kind == Imp::Tensor) {
@@ -37,16 +37,16 @@ void Importer::registerCastConverters() {
     }
     castTo(n, elementTypeFor(c10::ScalarType(dtype->asInt())));
   };
-  C["aten::type_as"] = [this, castTo](jit::Node *n) {
+  C["aten::type_as"] = [this, castTo](OpCall *n) {
     castTo(n, elemOf(tensorIn(n, 1)));
   };
-  C["aten::float"] = [this, castTo](jit::Node *n) { castTo(n, f32()); };
-  C["aten::double"] = [this, castTo](jit::Node *n) {
+  C["aten::float"] = [this, castTo](OpCall *n) { castTo(n, f32()); };
+  C["aten::double"] = [this, castTo](OpCall *n) {
     castTo(n, overrideFloat(b.getF64Type()));
   };
-  C["aten::long"] = [this, castTo](jit::Node *n) { castTo(n, i64()); };
-  C["aten::bool"] = [this, castTo](jit::Node *n) { castTo(n, i1()); };
-  auto identity = [this](jit::Node *n) { setOut(n, 0, in(n, 0)); };
+  C["aten::long"] = [this, castTo](OpCall *n) { castTo(n, i64()); };
+  C["aten::bool"] = [this, castTo](OpCall *n) { castTo(n, i1()); };
+  auto identity = [this](OpCall *n) { setOut(n, 0, in(n, 0)); };
   C["aten::contiguous"] = identity;
   C["aten::clone"] = identity;
   C["aten::detach"] = identity;
@@ -56,7 +56,7 @@ void Importer::registerCastConverters() {
   C["aten::resolve_conj"] = identity;
   C["aten::resolve_neg"] = identity;
   C["aten::lift_fresh"] = identity;
-  C["aten::dropout"] = [this](jit::Node *n) {
+  C["aten::dropout"] = [this](OpCall *n) {
     double p = in(n, 1).asDouble();
     bool train = in(n, 2).asInt() != 0;
     if (train && p > 0)

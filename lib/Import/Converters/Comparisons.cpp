@@ -5,15 +5,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Importer.h"
+#include "OpConverter.h"
 
 using namespace glimmer;
 using namespace glimmer::detail;
 
-void Importer::registerComparisonConverters() {
+void OpConverter::registerComparisonConverters() {
   auto &C = converters;
   auto cmp = [this](CompareDirection dir) {
-    return [this, dir](jit::Node *n) {
+    return [this, dir](OpCall *n) {
       Imp &x = in(n, 0), &y = in(n, 1);
       if (x.isNumber() && y.isNumber()) {
         double a = x.asDouble(), c = y.asDouble();
@@ -46,13 +46,13 @@ void Importer::registerComparisonConverters() {
   // any / all (whole tensor, or along dims): the mask as 0/1 integers,
   // reduced by max / min.
   auto anyAll = [this, asMask](ReductionKind kind) {
-    return [this, asMask, kind](jit::Node *n) {
+    return [this, asMask, kind](OpCall *n) {
       MValue m = asMask(in(n, 0));
       std::vector<int64_t> dims;
       bool keep = false;
-      if (n->inputs().size() > 1 && in(n, 1).kind != Imp::None)
+      if (n->numInputs() > 1 && in(n, 1).kind != Imp::None)
         dims = intList(in(n, 1));
-      if (n->inputs().size() > 2 && in(n, 2).kind == Imp::Bool)
+      if (n->numInputs() > 2 && in(n, 2).kind == Imp::Bool)
         keep = in(n, 2).b;
       MValue ints = convert(m, i64());
       MValue r = reduce(kind, ints, dims, keep);
@@ -62,26 +62,26 @@ void Importer::registerComparisonConverters() {
   };
   C["aten::any"] = anyAll(ReductionKind::Max);
   C["aten::all"] = anyAll(ReductionKind::Min);
-  C["aten::logical_not"] = [this, asMask](jit::Node *n) {
+  C["aten::logical_not"] = [this, asMask](OpCall *n) {
     MValue m = asMask(in(n, 0));
     setTensor(
         n, compare(CompareDirection::EQ, Imp::ofTensor(m), Imp::ofBool(false)));
   };
-  C["aten::bitwise_not"] = [this, asMask](jit::Node *n) {
+  C["aten::bitwise_not"] = [this, asMask](OpCall *n) {
     if (!elemOf(tensorIn(n, 0)).isInteger(1))
       fail("bitwise_not of non-boolean tensors is not supported");
     MValue m = asMask(in(n, 0));
     setTensor(
         n, compare(CompareDirection::EQ, Imp::ofTensor(m), Imp::ofBool(false)));
   };
-  C["aten::logical_and"] = [this, asMask](jit::Node *n) {
+  C["aten::logical_and"] = [this, asMask](OpCall *n) {
     MValue x = asMask(in(n, 0)), y = asMask(in(n, 1));
     setTensor(n, select(x, Imp::ofTensor(y), Imp::ofBool(false)));
   };
   // &, | and their bitwise_* spellings equal the logical ops on booleans
   // only; on integers they are bitwise, which the dialect has no op for.
   auto boolOnly = [this](const char *name, bool isAnd) {
-    return [this, name, isAnd](jit::Node *n) {
+    return [this, name, isAnd](OpCall *n) {
       const Imp &x = in(n, 0), &y = in(n, 1);
       if (x.kind == Imp::Bool && y.kind == Imp::Bool) {
         setOut(n, 0, Imp::ofBool(isAnd ? x.b && y.b : x.b || y.b));
@@ -95,7 +95,7 @@ void Importer::registerComparisonConverters() {
   };
   C["aten::__and__"] = boolOnly("aten::__and__", true);
   C["aten::bitwise_and"] = boolOnly("aten::bitwise_and", true);
-  C["aten::logical_or"] = [this, asMask](jit::Node *n) {
+  C["aten::logical_or"] = [this, asMask](OpCall *n) {
     MValue x = asMask(in(n, 0)), y = asMask(in(n, 1));
     setTensor(n, select(x, Imp::ofBool(true), Imp::ofTensor(y)));
   };
@@ -104,13 +104,13 @@ void Importer::registerComparisonConverters() {
   C["aten::__iand__"] = boolOnly("aten::__iand__", true);
   C["aten::bitwise_or"] = boolOnly("aten::bitwise_or", false);
 
-  C["aten::where"] = [this, asMask](jit::Node *n) {
-    if (n->inputs().size() != 3)
+  C["aten::where"] = [this, asMask](OpCall *n) {
+    if (n->numInputs() != 3)
       fail("where(condition) without values is not supported");
     MValue c = asMask(in(n, 0));
     setTensor(n, select(c, in(n, 1), in(n, 2)));
   };
-  C["aten::masked_fill"] = [this, asMask](jit::Node *n) {
+  C["aten::masked_fill"] = [this, asMask](OpCall *n) {
     MValue x = tensorIn(n, 0);
     MValue m = asMask(in(n, 1));
     Imp fill = in(n, 2);

@@ -7,13 +7,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "Converters/Common.h"
-#include "Importer.h"
+#include "OpConverter.h"
 
 using namespace glimmer;
 using namespace glimmer::detail;
 
 /// One 2-D convolution, its checks shared by the converters below.
-MValue Importer::conv2d(MValue x, MValue w, MValue bias,
+MValue OpConverter::conv2d(MValue x, MValue w, MValue bias,
                         std::vector<int64_t> stride,
                         std::vector<int64_t> padding,
                         const std::vector<int64_t> &dilation, int64_t groups) {
@@ -50,12 +50,12 @@ MValue Importer::conv2d(MValue x, MValue w, MValue bias,
                                         b.getDenseI64ArrayAttr(padding)));
 }
 
-void Importer::registerConvolutionConverters() {
+void OpConverter::registerConvolutionConverters() {
   auto &C = converters;
-  C["aten::_convolution"] = [this](jit::Node *n) {
+  C["aten::_convolution"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0), w = tensorIn(n, 1);
     MValue bias = in(n, 2).kind == Imp::Tensor ? in(n, 2).tensor : MValue();
-    bool full = n->kind().toQualString() == std::string("aten::_convolution");
+    bool full = n->kind() == "aten::_convolution";
     if (full && in(n, 6).asInt() != 0)
       fail("transposed convolution is not supported");
     int64_t groups = full ? in(n, 8).asInt() : in(n, 6).asInt();
@@ -66,7 +66,7 @@ void Importer::registerConvolutionConverters() {
   // nn.Conv2d(padding="valid" / "same"): the padding as numbers. "same"
   // pads (k - 1) / 2 on each side, symmetric for odd kernels at stride 1
   // (PyTorch allows "same" at stride 1 only).
-  C["aten::_convolution_mode"] = [this](jit::Node *n) {
+  C["aten::_convolution_mode"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0), w = tensorIn(n, 1);
     MValue bias = in(n, 2).kind == Imp::Tensor ? in(n, 2).tensor : MValue();
     std::vector<int64_t> stride = intList(in(n, 3));
@@ -90,7 +90,7 @@ void Importer::registerConvolutionConverters() {
   // Average pooling over non-overlapping windows (stride = kernel, no
   // padding), as projectors pool image tokens: a reshape of each pooled
   // dimension into (windows, kernel) and a mean over the kernels.
-  C["aten::avg_pool2d"] = [this](jit::Node *n) {
+  C["aten::avg_pool2d"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     std::vector<int64_t> kernel = intList(in(n, 1));
     std::vector<int64_t> stride =
@@ -104,7 +104,7 @@ void Importer::registerConvolutionConverters() {
     if (padding.size() == 1)
       padding.push_back(padding[0]);
     bool ceil = in(n, 4).kind == Imp::Bool && in(n, 4).b;
-    bool divisor = n->inputs().size() > 6 && in(n, 6).kind != Imp::None;
+    bool divisor = n->numInputs() > 6 && in(n, 6).kind != Imp::None;
     auto xs = shapeOf(x);
     if (xs.size() < 3)
       fail("avg_pool2d expects a [.., H, W] input of rank 3 or 4");

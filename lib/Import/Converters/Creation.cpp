@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Importer.h"
+#include "OpConverter.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,53 +13,53 @@
 using namespace glimmer;
 using namespace glimmer::detail;
 
-void Importer::registerCreationConverters() {
+void OpConverter::registerCreationConverters() {
   auto &C = converters;
-  auto fillLike = [this](jit::Node *n, std::vector<int64_t> shape,
+  auto fillLike = [this](OpCall *n, std::vector<int64_t> shape,
                          Type defaultElem, double value) {
     setTensor(n, splat(shape, dtypeOr(n, defaultElem), value));
   };
-  C["aten::zeros"] = [this, fillLike](jit::Node *n) {
+  C["aten::zeros"] = [this, fillLike](OpCall *n) {
     fillLike(n, intList(in(n, 0)), f32(), 0);
   };
-  C["aten::ones"] = [this, fillLike](jit::Node *n) {
+  C["aten::ones"] = [this, fillLike](OpCall *n) {
     fillLike(n, intList(in(n, 0)), f32(), 1);
   };
-  C["aten::full"] = [this, fillLike](jit::Node *n) {
+  C["aten::full"] = [this, fillLike](OpCall *n) {
     Imp &v = in(n, 1);
     fillLike(n, intList(in(n, 0)), v.kind == Imp::Float ? f32() : i64(),
              v.asDouble());
   };
-  auto likeShape = [this](jit::Node *n) {
+  auto likeShape = [this](OpCall *n) {
     auto s = shapeOf(tensorIn(n, 0));
     return std::vector<int64_t>(s.begin(), s.end());
   };
-  C["aten::zeros_like"] = [this, fillLike, likeShape](jit::Node *n) {
+  C["aten::zeros_like"] = [this, fillLike, likeShape](OpCall *n) {
     fillLike(n, likeShape(n), elemOf(tensorIn(n, 0)), 0);
   };
-  C["aten::ones_like"] = [this, fillLike, likeShape](jit::Node *n) {
+  C["aten::ones_like"] = [this, fillLike, likeShape](OpCall *n) {
     fillLike(n, likeShape(n), elemOf(tensorIn(n, 0)), 1);
   };
-  C["aten::full_like"] = [this, fillLike, likeShape](jit::Node *n) {
+  C["aten::full_like"] = [this, fillLike, likeShape](OpCall *n) {
     fillLike(n, likeShape(n), elemOf(tensorIn(n, 0)), in(n, 1).asDouble());
   };
-  C["aten::new_zeros"] = [this, fillLike](jit::Node *n) {
+  C["aten::new_zeros"] = [this, fillLike](OpCall *n) {
     fillLike(n, intList(in(n, 1)), elemOf(tensorIn(n, 0)), 0);
   };
-  C["aten::new_ones"] = [this, fillLike](jit::Node *n) {
+  C["aten::new_ones"] = [this, fillLike](OpCall *n) {
     fillLike(n, intList(in(n, 1)), elemOf(tensorIn(n, 0)), 1);
   };
-  C["aten::new_full"] = [this, fillLike](jit::Node *n) {
+  C["aten::new_full"] = [this, fillLike](OpCall *n) {
     fillLike(n, intList(in(n, 1)), elemOf(tensorIn(n, 0)), in(n, 2).asDouble());
   };
-  C["aten::arange"] = [this](jit::Node *n) {
+  C["aten::arange"] = [this](OpCall *n) {
     // arange(end, ...), arange(start, end, ...), arange(start, end, step, ...)
     std::vector<Imp> nums;
-    for (size_t i = 0; i < n->inputs().size() && in(n, i).isNumber(); ++i)
+    for (size_t i = 0; i < n->numInputs() && in(n, i).isNumber(); ++i)
       nums.push_back(in(n, i));
     // Trailing dtype/layout/device/pin_memory are not numbers, except a
     // dtype given as an int: keep only the leading start/end/step.
-    const c10::FunctionSchema *schema = n->maybeSchema();
+    const c10::FunctionSchema *schema = n->schema();
     size_t count = 0;
     if (schema)
       for (const c10::Argument &a : schema->arguments())

@@ -5,17 +5,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Importer.h"
+#include "OpConverter.h"
 
 #include <algorithm>
 
 using namespace glimmer;
 using namespace glimmer::detail;
 
-void Importer::registerDataMovementConverters() {
+void OpConverter::registerDataMovementConverters() {
   auto &C = converters;
   // An in-place write; Aliasing.cpp puts it back into what `self` views.
-  C["aten::copy_"] = [this](jit::Node *n) {
+  C["aten::copy_"] = [this](OpCall *n) {
     MValue self = tensorIn(n, 0);
     setTensor(
         n, broadcastTo(convert(tensorIn(n, 1), elemOf(self)), shapeOf(self)));
@@ -34,7 +34,7 @@ void Importer::registerDataMovementConverters() {
     }
     return elemOf(widest->tensor);
   };
-  C["aten::cat"] = [this, commonElem](jit::Node *n) {
+  C["aten::cat"] = [this, commonElem](OpCall *n) {
     Imp &l = in(n, 0);
     // PyTorch promotes to a common type and skips legacy empty 1-D tensors.
     Type elem = commonElem(l, "cat");
@@ -56,7 +56,7 @@ void Importer::registerDataMovementConverters() {
     setTensor(n, createChecked<ConcatOp>(parts, b.getI64IntegerAttr(dim)));
   };
   C["aten::concat"] = C["aten::cat"];
-  C["aten::stack"] = [this, commonElem](jit::Node *n) {
+  C["aten::stack"] = [this, commonElem](OpCall *n) {
     Imp &l = in(n, 0);
     Type elem = commonElem(l, "stack");
     auto s = shapeOf(l.list[0].tensor);
@@ -68,7 +68,7 @@ void Importer::registerDataMovementConverters() {
       parts.push_back(reshape(convert(e.tensor, elem), one));
     setTensor(n, ConcatOp::create(b, loc, parts, b.getI64IntegerAttr(dim)));
   };
-  C["aten::constant_pad_nd"] = [this](jit::Node *n) {
+  C["aten::constant_pad_nd"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     std::vector<int64_t> pad = intList(in(n, 1));
     // constant_pad_nd(self, pad, value) and pad(self, pad, mode, value).
@@ -88,7 +88,7 @@ void Importer::registerDataMovementConverters() {
                                b.getDenseI64ArrayAttr(high),
                                b.getF64FloatAttr(value)));
   };
-  C["aten::pad"] = [this](jit::Node *n) {
+  C["aten::pad"] = [this](OpCall *n) {
     Imp *mode = namedInput(n, "mode");
     if (mode && mode->kind == Imp::Str && mode->s != "constant")
       fail("only constant padding is supported, got mode '" + mode->s + "'");

@@ -6,17 +6,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Importer.h"
+#include "OpConverter.h"
 
 #include <cmath>
 
 using namespace glimmer;
 using namespace glimmer::detail;
 
-void Importer::registerArithmeticConverters() {
+void OpConverter::registerArithmeticConverters() {
   auto &C = converters;
   // Host evaluation when no operand is a tensor.
-  auto hostArith = [this](jit::Node *n, char op) -> bool {
+  auto hostArith = [this](OpCall *n, char op) -> bool {
     Imp &x = in(n, 0), &y = in(n, 1);
     if (!x.isNumber() || !y.isNumber())
       return false;
@@ -34,10 +34,10 @@ void Importer::registerArithmeticConverters() {
   // constant, and TorchScript runs add/sub/mul/div with such an operand as
   // the Scalar overload: it promotes as a Python number (int_tensor * 2.5 is
   // f32, not f64).
-  auto scalarOperand = [this](jit::Node *n, size_t i) -> Imp {
+  auto scalarOperand = [this](OpCall *n, size_t i) -> Imp {
     Imp v = in(n, i);
     if (v.kind != Imp::Tensor || !v.value.defined() || v.value.dim() != 0 ||
-        n->input(i)->node()->kind() != c10::prim::Constant)
+        !n->inputIsLiteral(i))
       return v;
     if (v.value.is_floating_point())
       return Imp::ofFloat(v.value.item<double>());
@@ -45,9 +45,9 @@ void Importer::registerArithmeticConverters() {
       return Imp::ofBool(v.value.item<bool>());
     return Imp::ofInt(v.value.item<int64_t>());
   };
-  auto alphaScaled = [this, scalarOperand](jit::Node *n) -> Imp {
+  auto alphaScaled = [this, scalarOperand](OpCall *n) -> Imp {
     Imp y = scalarOperand(n, 1);
-    if (n->inputs().size() > 2 && in(n, 2).isNumber() &&
+    if (n->numInputs() > 2 && in(n, 2).isNumber() &&
         in(n, 2).asDouble() != 1.0) {
       Imp alpha = in(n, 2);
       if (y.kind == Imp::Tensor)
@@ -59,33 +59,33 @@ void Importer::registerArithmeticConverters() {
     }
     return y;
   };
-  C["aten::add"] = [this, hostArith, alphaScaled](jit::Node *n) {
+  C["aten::add"] = [this, hostArith, alphaScaled](OpCall *n) {
     if (hostArith(n, '+'))
       return;
     setTensor(n, binary<AddOp>(in(n, 0), alphaScaled(n)));
   };
   C["aten::add_"] = C["aten::add"];
-  C["aten::sub"] = [this, hostArith, alphaScaled](jit::Node *n) {
+  C["aten::sub"] = [this, hostArith, alphaScaled](OpCall *n) {
     if (hostArith(n, '-'))
       return;
     setTensor(n, binary<SubOp>(in(n, 0), alphaScaled(n)));
   };
   // rsub(self, other, alpha) = other - alpha * self: alpha scales self.
-  C["aten::rsub"] = [this](jit::Node *n) {
+  C["aten::rsub"] = [this](OpCall *n) {
     Imp self = in(n, 0);
-    if (n->inputs().size() > 2 && in(n, 2).isNumber() &&
+    if (n->numInputs() > 2 && in(n, 2).isNumber() &&
         in(n, 2).asDouble() != 1.0)
       self = Imp::ofTensor(binary<MulOp>(self, in(n, 2)));
     setTensor(n, binary<SubOp>(in(n, 1), self));
   };
-  C["aten::mul"] = [this, hostArith, scalarOperand](jit::Node *n) {
+  C["aten::mul"] = [this, hostArith, scalarOperand](OpCall *n) {
     if (hostArith(n, '*'))
       return;
     setTensor(n, binary<MulOp>(in(n, 0), scalarOperand(n, 1)));
   };
   C["aten::mul_"] = C["aten::mul"];
-  C["aten::div"] = [this, hostArith, scalarOperand](jit::Node *n) {
-    if (n->inputs().size() > 2 && in(n, 2).kind != Imp::None)
+  C["aten::div"] = [this, hostArith, scalarOperand](OpCall *n) {
+    if (n->numInputs() > 2 && in(n, 2).kind != Imp::None)
       fail("division with a rounding mode is not supported");
     if (hostArith(n, '/'))
       return;
@@ -97,7 +97,7 @@ void Importer::registerArithmeticConverters() {
   };
   // Floor division of integer tensors: the truncating quotient, less one
   // where the remainder is nonzero and has the divisor's opposite sign.
-  auto floorDivide = [this, scalarOperand](jit::Node *n) {
+  auto floorDivide = [this, scalarOperand](OpCall *n) {
     Imp y = scalarOperand(n, 1);
     Type elem = promote(in(n, 0), y);
     if (!mlir::isa<mlir::IntegerType>(elem) || elem.isInteger(1))
@@ -112,11 +112,11 @@ void Importer::registerArithmeticConverters() {
     MValue lower = binary<SubOp>(Imp::ofTensor(q), Imp::ofInt(1), elem);
     return MValue(SelectOp::create(b, loc, adjust, lower, q));
   };
-  C["aten::floordiv"] = [this, hostArith, floorDivide](jit::Node *n) {
+  C["aten::floordiv"] = [this, hostArith, floorDivide](OpCall *n) {
     if (!hostArith(n, 'f'))
       setTensor(n, floorDivide(n));
   };
-  C["aten::reciprocal"] = [this](jit::Node *n) {
+  C["aten::reciprocal"] = [this](OpCall *n) {
     Imp &x = in(n, 0);
     Type elem =
         x.kind == Imp::Tensor && mlir::isa<mlir::FloatType>(elemOf(x.tensor))
@@ -125,7 +125,7 @@ void Importer::registerArithmeticConverters() {
     setTensor(n, binary<DivOp>(Imp::ofFloat(1.0), x, elem));
   };
   C["aten::floor_divide"] = C["aten::floordiv"];
-  C["aten::neg"] = [this](jit::Node *n) {
+  C["aten::neg"] = [this](OpCall *n) {
     Imp &x = in(n, 0);
     if (x.isNumber()) {
       setOut(n, 0,
@@ -139,7 +139,7 @@ void Importer::registerArithmeticConverters() {
     else
       setTensor(n, binary<SubOp>(Imp::ofInt(0), x));
   };
-  C["aten::pow"] = [this](jit::Node *n) {
+  C["aten::pow"] = [this](OpCall *n) {
     Imp &x = in(n, 0), &y = in(n, 1);
     if (x.isNumber() && y.isNumber()) {
       setOut(n, 0, Imp::ofFloat(std::pow(x.asDouble(), y.asDouble())));
@@ -157,13 +157,13 @@ void Importer::registerArithmeticConverters() {
     }
     setTensor(n, binary<PowOp>(x, y, elem));
   };
-  C["aten::maximum"] = [this](jit::Node *n) {
+  C["aten::maximum"] = [this](OpCall *n) {
     setTensor(n, binary<MaxOp>(in(n, 0), in(n, 1)));
   };
-  C["aten::minimum"] = [this](jit::Node *n) {
+  C["aten::minimum"] = [this](OpCall *n) {
     setTensor(n, binary<MinOp>(in(n, 0), in(n, 1)));
   };
-  auto clampMinMax = [this](jit::Node *n, Imp *lo, Imp *hi) {
+  auto clampMinMax = [this](OpCall *n, Imp *lo, Imp *hi) {
     // Bounds take part in type promotion: clamp(int, min=0.5) is float.
     Imp x = in(n, 0);
     if (lo && lo->kind != Imp::None)
@@ -172,23 +172,23 @@ void Importer::registerArithmeticConverters() {
       x = Imp::ofTensor(binary<MinOp>(x, *hi));
     setTensor(n, x.tensor);
   };
-  C["aten::clamp"] = [this, clampMinMax](jit::Node *n) {
-    clampMinMax(n, &in(n, 1), n->inputs().size() > 2 ? &in(n, 2) : nullptr);
+  C["aten::clamp"] = [this, clampMinMax](OpCall *n) {
+    clampMinMax(n, &in(n, 1), n->numInputs() > 2 ? &in(n, 2) : nullptr);
   };
-  C["aten::clamp_min"] = [this, clampMinMax](jit::Node *n) {
+  C["aten::clamp_min"] = [this, clampMinMax](OpCall *n) {
     clampMinMax(n, &in(n, 1), nullptr);
   };
-  C["aten::clamp_max"] = [this, clampMinMax](jit::Node *n) {
+  C["aten::clamp_max"] = [this, clampMinMax](OpCall *n) {
     clampMinMax(n, nullptr, &in(n, 1));
   };
 }
 
-void Importer::registerUnaryConverters() {
+void OpConverter::registerUnaryConverters() {
   auto &C = converters;
   // Float unary ops; integer inputs are promoted to f32 as PyTorch does.
   auto unary = [this](auto tag) {
     using OpT = decltype(tag);
-    return [this](jit::Node *n) {
+    return [this](OpCall *n) {
       MValue x = tensorIn(n, 0);
       if (!mlir::isa<mlir::FloatType>(elemOf(x)))
         x = convert(x, f32());
@@ -203,7 +203,7 @@ void Importer::registerUnaryConverters() {
   C["aten::erf"] = unary(ErfOp());
   C["aten::sigmoid"] = unary(SigmoidOp());
   C["aten::silu"] = unary(SiluOp());
-  C["aten::relu"] = [this](jit::Node *n) {
+  C["aten::relu"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     if (mlir::isa<mlir::FloatType>(elemOf(x)))
       setTensor(n, ReluOp::create(b, loc, x));
@@ -212,7 +212,7 @@ void Importer::registerUnaryConverters() {
   };
   C["aten::sin"] = unary(SinOp());
   C["aten::cos"] = unary(CosOp());
-  C["aten::gelu"] = [this](jit::Node *n) {
+  C["aten::gelu"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     auto approx = GeluApproximation::None;
     if (Imp *a = namedInput(n, "approximate")) {

@@ -1,155 +1,19 @@
 //===- HostValues.cpp - Host-value converters -----------------------------===//
 //
-// Values TorchScript computes on the host, evaluated at import time:
-// constants, module attributes, lists and tuples, sizes, dtypes and
-// conversions between numbers.
+// ATen ops on values computed on the host, evaluated at import time: list
+// indexing and length, sizes, and conversions between numbers.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Converters/Common.h"
-#include "Importer.h"
-
-#include <torch/csrc/jit/ir/constants.h>
-
-#include <sstream>
+#include "OpConverter.h"
 
 using namespace glimmer;
 using namespace glimmer::detail;
 
-namespace {
-
-/// Converts a constant IValue to an Imp; tensors are materialized by the
-/// caller (they need the builder).
-bool ivalueToImp(const c10::IValue &v, Imp &out) {
-  if (v.isNone()) {
-    out.kind = Imp::None;
-    return true;
-  }
-  if (v.isBool()) {
-    out = Imp::ofBool(v.toBool());
-    return true;
-  }
-  if (v.isInt()) {
-    out = Imp::ofInt(v.toInt());
-    return true;
-  }
-  if (v.isDouble()) {
-    out = Imp::ofFloat(v.toDouble());
-    return true;
-  }
-  if (v.isString()) {
-    out.kind = Imp::Str;
-    out.s = v.toStringRef();
-    return true;
-  }
-  if (v.isDevice()) {
-    out.kind = Imp::Device;
-    return true;
-  }
-  if (v.isIntList()) {
-    std::vector<Imp> l;
-    for (int64_t x : v.toIntVector())
-      l.push_back(Imp::ofInt(x));
-    out = Imp::ofList(std::move(l));
-    return true;
-  }
-  if (v.isDoubleList()) {
-    std::vector<Imp> l;
-    for (double x : v.toDoubleVector())
-      l.push_back(Imp::ofFloat(x));
-    out = Imp::ofList(std::move(l));
-    return true;
-  }
-  if (v.isBoolList()) {
-    std::vector<Imp> l;
-    for (bool x : v.toBoolList())
-      l.push_back(Imp::ofBool(x));
-    out = Imp::ofList(std::move(l));
-    return true;
-  }
-  return false;
-}
-
-} // namespace
-
-void Importer::registerHostValueConverters() {
+void OpConverter::registerHostValueConverters() {
   auto &C = converters;
-  C["prim::Constant"] = [this](jit::Node *n) {
-    if (n->outputs().empty())
-      return;
-    std::optional<c10::IValue> v = jit::toIValue(n->output());
-    if (!v)
-      fail("constant of an unsupported kind");
-    if (v->isTensor()) {
-      Imp t = Imp::ofTensor(constantFromTensor(v->toTensor()));
-      t.value = v->toTensor();
-      setOut(n, 0, t);
-      return;
-    }
-    Imp out;
-    if (!ivalueToImp(*v, out))
-      fail("constant of unsupported kind " + v->tagKind());
-    setOut(n, 0, out);
-  };
-
-  C["prim::GetAttr"] = [this](jit::Node *n) {
-    Imp &owner = in(n, 0);
-    if (owner.kind != Imp::Module)
-      fail("attribute read on a value that is not a module");
-    std::string name = n->s(c10::attr::name);
-    std::string path = owner.s.empty() ? name : owner.s + "." + name;
-    auto it = stateArgs.find(path);
-    if (it != stateArgs.end()) {
-      setTensor(n, it->second);
-      return;
-    }
-    // Walk the module tree to see what the attribute is.
-    c10::IValue value = module._ivalue();
-    std::stringstream parts(path);
-    std::string part;
-    while (std::getline(parts, part, '.'))
-      value = value.toObject()->getAttr(part);
-    if (value.isModule() || value.isObject()) {
-      Imp m;
-      m.kind = Imp::Module;
-      m.s = path;
-      setOut(n, 0, m);
-      return;
-    }
-    if (value.isTensor())
-      fail("module attribute '" + path +
-           "' is a tensor that is neither a parameter nor a buffer");
-    Imp out;
-    if (!ivalueToImp(value, out))
-      fail("module attribute '" + path + "' has an unsupported kind");
-    setOut(n, 0, out);
-  };
-
-  C["prim::ListConstruct"] = [this](jit::Node *n) {
-    std::vector<Imp> l;
-    for (size_t i = 0; i < n->inputs().size(); ++i)
-      l.push_back(in(n, i));
-    setOut(n, 0, Imp::ofList(std::move(l)));
-  };
-  C["prim::TupleConstruct"] = C["prim::ListConstruct"];
-  auto unpack = [this](jit::Node *n) {
-    Imp &l = in(n, 0);
-    if (l.kind != Imp::List || l.list.size() != n->outputs().size())
-      fail("cannot unpack " + std::to_string(n->outputs().size()) +
-           " values from this operand");
-    for (size_t i = 0; i < n->outputs().size(); ++i)
-      setOut(n, i, l.list[i]);
-  };
-  C["prim::ListUnpack"] = unpack;
-  C["prim::TupleUnpack"] = unpack;
-  C["prim::TupleIndex"] = [this](jit::Node *n) {
-    Imp &l = in(n, 0);
-    int64_t i = in(n, 1).asInt();
-    if (l.kind != Imp::List || i < 0 || i >= int64_t(l.list.size()))
-      fail("tuple index out of range");
-    setOut(n, 0, l.list[i]);
-  };
-  C["aten::__getitem__"] = [this](jit::Node *n) {
+  C["aten::__getitem__"] = [this](OpCall *n) {
     Imp &l = in(n, 0);
     int64_t i = in(n, 1).asInt();
     if (l.kind != Imp::List)
@@ -160,7 +24,7 @@ void Importer::registerHostValueConverters() {
       fail("list index out of range");
     setOut(n, 0, l.list[i]);
   };
-  C["aten::len"] = [this](jit::Node *n) {
+  C["aten::len"] = [this](OpCall *n) {
     Imp &l = in(n, 0);
     if (l.kind == Imp::List)
       setOut(n, 0, Imp::ofInt(l.list.size()));
@@ -170,10 +34,10 @@ void Importer::registerHostValueConverters() {
       fail("len() of an unsupported value");
   };
 
-  C["aten::size"] = [this](jit::Node *n) {
+  C["aten::size"] = [this](OpCall *n) {
     MValue t = tensorIn(n, 0);
     auto shape = shapeOf(t);
-    if (n->inputs().size() == 1) {
+    if (n->numInputs() == 1) {
       std::vector<Imp> l;
       for (int64_t d : shape)
         l.push_back(Imp::ofInt(d));
@@ -182,35 +46,24 @@ void Importer::registerHostValueConverters() {
     }
     setOut(n, 0, Imp::ofInt(shape[normDim(in(n, 1).asInt(), shape.size())]));
   };
-  C["aten::dim"] = [this](jit::Node *n) {
+  C["aten::dim"] = [this](OpCall *n) {
     setOut(n, 0, Imp::ofInt(shapeOf(tensorIn(n, 0)).size()));
   };
-  C["aten::numel"] = [this](jit::Node *n) {
+  C["aten::numel"] = [this](OpCall *n) {
     setOut(n, 0, Imp::ofInt(numElements(shapeOf(tensorIn(n, 0)))));
   };
-  C["prim::device"] = [this](jit::Node *n) {
-    Imp d;
-    d.kind = Imp::Device;
-    setOut(n, 0, d);
-  };
-  C["prim::dtype"] = [this](jit::Node *n) {
-    setOut(n, 0, Imp::ofInt(int64_t(scalarTypeFor(elemOf(tensorIn(n, 0))))));
-  };
-  // Scalars that TorchScript boxes into zero-dim tensors stay host numbers
-  // until a tensor op needs them.
-  C["prim::NumToTensor"] = [this](jit::Node *n) { setOut(n, 0, in(n, 0)); };
-  auto toNumber = [this](jit::Node *n, bool integral) {
+  auto toNumber = [this](OpCall *n, bool integral) {
     Imp &v = in(n, 0);
     if (!v.isNumber())
       fail("converting a tensor computed at run time to a Python number is "
            "not supported (the value must be known at compile time)");
     setOut(n, 0, integral ? Imp::ofInt(v.asInt()) : Imp::ofFloat(v.asDouble()));
   };
-  C["aten::Int"] = [toNumber](jit::Node *n) { toNumber(n, true); };
-  C["aten::Float"] = [toNumber](jit::Node *n) { toNumber(n, false); };
-  C["aten::ScalarImplicit"] = [this](jit::Node *n) { setOut(n, 0, in(n, 0)); };
+  C["aten::Int"] = [toNumber](OpCall *n) { toNumber(n, true); };
+  C["aten::Float"] = [toNumber](OpCall *n) { toNumber(n, false); };
+  C["aten::ScalarImplicit"] = [this](OpCall *n) { setOut(n, 0, in(n, 0)); };
   // Tensor.item() keeps the scalar's kind: an integer stays an integer.
-  C["aten::item"] = [this](jit::Node *n) {
+  C["aten::item"] = [this](OpCall *n) {
     Imp &v = in(n, 0);
     if (!v.isNumber())
       fail("converting a tensor computed at run time to a Python number is "

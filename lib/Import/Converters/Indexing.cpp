@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Converters/Common.h"
-#include "Importer.h"
+#include "OpConverter.h"
 
 #include <torch/csrc/jit/ir/constants.h>
 
@@ -16,7 +16,7 @@
 using namespace glimmer;
 using namespace glimmer::detail;
 
-MValue Importer::gatherRows(MValue x, MValue idx) {
+MValue OpConverter::gatherRows(MValue x, MValue idx) {
   auto s = shapeOf(x);
   if (s.empty())
     fail("indexing a zero-dim tensor");
@@ -36,7 +36,7 @@ MValue Importer::gatherRows(MValue x, MValue idx) {
 // but the first is checked against its dimension (check_indices), so that
 // one out of range fails instead of reading a neighbouring row; the
 // gather checks the linear index. Negative indices fail those checks.
-void Importer::convertIndex(jit::Node *n) {
+void OpConverter::convertIndex(OpCall *n) {
   MValue x = tensorIn(n, 0);
   Imp &indices = in(n, 1);
   if (indices.kind != Imp::List)
@@ -113,7 +113,7 @@ void Importer::convertIndex(jit::Node *n) {
 
 /// The `count` integer index tensors from dimension `first` broadcast
 /// together (their shape into `common`) and merged into one linear index.
-MValue Importer::linearIndex(const std::vector<Imp> &indices, int64_t first,
+MValue OpConverter::linearIndex(const std::vector<Imp> &indices, int64_t first,
                              int64_t count, llvm::ArrayRef<int64_t> s,
                              std::vector<int64_t> &common) {
   for (int64_t j = 0; j < count; ++j)
@@ -144,7 +144,7 @@ MValue Importer::linearIndex(const std::vector<Imp> &indices, int64_t first,
 /// the program gathers that many rows at the true entries' linear positions
 /// and fails on a batch whose mask selects another number. Returns those
 /// positions, their shape in `common`.
-MValue Importer::maskPositions(jit::Node *n, size_t maskAt,
+MValue OpConverter::maskPositions(OpCall *n, size_t maskAt,
                                std::vector<int64_t> &common) {
   const Imp &maskImp = in(n, 1).list[maskAt];
   MValue mask = maskImp.tensor;
@@ -159,13 +159,8 @@ MValue Importer::maskPositions(jit::Node *n, size_t maskAt,
     common = {where.size(0)};
     return constantFromTensor(where);
   }
-  // A list holding a tensor computed at run time is built on the graph (a
-  // constant list holds constants only).
-  jit::Node *list = n->input(1)->node();
-  if (list->kind() != c10::prim::ListConstruct)
-    fail("aten::index expects its indices from a list construction");
-  at::Tensor example = exampleValue(
-      n, list->input(maskAt),
+  at::Tensor example = n->exampleValue(
+      1, maskAt,
       "indexing with a boolean mask computed at run time takes the "
       "number of entries it selects from the traced example");
   int64_t selected = example.count_nonzero().item<int64_t>();
@@ -178,7 +173,7 @@ MValue Importer::maskPositions(jit::Node *n, size_t maskAt,
 
 /// The positions of the `selected` true entries of a run-time mask of
 /// `rows` entries, checked to be all of them.
-MValue Importer::checkedMaskPositions(MValue mask, int64_t rows,
+MValue OpConverter::checkedMaskPositions(MValue mask, int64_t rows,
                                       int64_t selected) {
   // With cs the mask's running count, the k-th true entry sits at
   // #{j : cs[j] <= k}. One more row, k = selected, is all entries when no
@@ -215,7 +210,7 @@ MValue Importer::checkedMaskPositions(MValue mask, int64_t rows,
 // source row i. Emitted as the same core pattern as a cumsum-index gather
 // (indices from a prefix sum of the mask, a row gather, a select), which
 // glimmer-recognize-vision-merge turns into vision ops.
-void Importer::convertMaskedScatter(jit::Node *n) {
+void OpConverter::convertMaskedScatter(OpCall *n) {
   MValue self = tensorIn(n, 0), mask = tensorIn(n, 1), source = tensorIn(n, 2);
   auto s = shapeOf(self);
   if (s.size() < 2)
@@ -251,15 +246,15 @@ void Importer::convertMaskedScatter(jit::Node *n) {
             SelectOp::create(b, loc, m, convert(gathered, elemOf(self)), self));
 }
 
-void Importer::registerIndexingConverters() {
+void OpConverter::registerIndexingConverters() {
   auto &C = converters;
-  C["aten::index"] = [this](jit::Node *n) { convertIndex(n); };
-  C["aten::index_select"] = [this](jit::Node *n) {
+  C["aten::index"] = [this](OpCall *n) { convertIndex(n); };
+  C["aten::index_select"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     int64_t dim = normDim(in(n, 1).asInt(), shapeOf(x).size());
     if (dim != 0)
       fail("index_select is supported on dimension 0 only");
     setTensor(n, gatherRows(x, tensorIn(n, 2)));
   };
-  C["aten::masked_scatter"] = [this](jit::Node *n) { convertMaskedScatter(n); };
+  C["aten::masked_scatter"] = [this](OpCall *n) { convertMaskedScatter(n); };
 }

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Importer.h"
+#include "OpConverter.h"
 
 #include <cmath>
 
@@ -38,7 +38,7 @@ auto ignoringAlignCorners(UnalignedKernel kernel) {
 // precision, so every mode's weights (bilinear, bicubic, their antialiased
 // forms, nearest) are PyTorch's. Autodiff, the sharding rules and both
 // backends come with the matmuls.
-void Importer::convertResize(jit::Node *n, const std::string &what,
+void OpConverter::convertResize(OpCall *n, const std::string &what,
                              bool hasAlignCorners, const Resizer &op) {
   MValue x = tensorIn(n, 0);
   std::vector<int64_t> xs(shapeOf(x).begin(), shapeOf(x).end());
@@ -50,14 +50,14 @@ void Importer::convertResize(jit::Node *n, const std::string &what,
   size_t scalesAt = hasAlignCorners ? 3 : 2;
   std::vector<int64_t> out;
   std::vector<std::optional<double>> scales(2);
-  if (n->inputs().size() > scalesAt) {
+  if (n->numInputs() > scalesAt) {
     const Imp &s = in(n, scalesAt);
     if (s.kind == Imp::List) {
       if (s.list.size() != 2)
         fail(what + " expects an output size or two scale factors");
       for (int d = 0; d < 2; ++d)
         scales[d] = s.list[d].asDouble();
-    } else if (s.kind != Imp::None && n->inputs().size() > scalesAt + 1) {
+    } else if (s.kind != Imp::None && n->numInputs() > scalesAt + 1) {
       scales[0] = s.asDouble();
       if (in(n, scalesAt + 1).kind != Imp::None)
         scales[1] = in(n, scalesAt + 1).asDouble();
@@ -96,7 +96,7 @@ void Importer::convertResize(jit::Node *n, const std::string &what,
   setTensor(n, transpose(y, {0, 1, 3, 2}));
 }
 
-void Importer::registerInterpolationConverters() {
+void OpConverter::registerInterpolationConverters() {
   struct Mode {
     const char *name;
     bool hasAlignCorners;
@@ -115,7 +115,7 @@ void Importer::registerInterpolationConverters() {
        ignoringAlignCorners(at::_upsample_nearest_exact2d)},
   };
   for (const Mode &mode : modes)
-    converters[std::string("aten::") + mode.name] = [this, mode](jit::Node *n) {
+    converters[std::string("aten::") + mode.name] = [this, mode](OpCall *n) {
       convertResize(n, mode.name, mode.hasAlignCorners, mode.op);
     };
 }

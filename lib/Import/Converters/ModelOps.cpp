@@ -5,19 +5,19 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Importer.h"
+#include "OpConverter.h"
 
 #include <limits>
 
 using namespace glimmer;
 using namespace glimmer::detail;
 
-void Importer::registerModelOpConverters() {
+void OpConverter::registerModelOpConverters() {
   auto &C = converters;
-  C["aten::linear"] = [this](jit::Node *n) {
+  C["aten::linear"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0), w = tensorIn(n, 1);
     MValue bias;
-    if (n->inputs().size() > 2 && in(n, 2).kind == Imp::Tensor)
+    if (n->numInputs() > 2 && in(n, 2).kind == Imp::Tensor)
       bias = in(n, 2).tensor;
     if (shapeOf(w).size() != 2)
       fail("linear weight must be 2-D, got " + shapeString(shapeOf(w)));
@@ -25,16 +25,16 @@ void Importer::registerModelOpConverters() {
       fail("linear of a zero-dim input");
     setTensor(n, createChecked<LinearOp>(x, w, bias));
   };
-  C["aten::matmul"] = [this](jit::Node *n) {
+  C["aten::matmul"] = [this](OpCall *n) {
     setTensor(n, matmul(tensorIn(n, 0), tensorIn(n, 1)));
   };
   C["aten::mm"] = C["aten::matmul"];
   C["aten::bmm"] = C["aten::matmul"];
-  C["aten::embedding"] = [this](jit::Node *n) {
+  C["aten::embedding"] = [this](OpCall *n) {
     MValue table = tensorIn(n, 0), ids = tensorIn(n, 1);
     setTensor(n, createChecked<EmbeddingOp>(table, ids));
   };
-  C["aten::layer_norm"] = [this](jit::Node *n) {
+  C["aten::layer_norm"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     std::vector<int64_t> normShape = intList(in(n, 1));
     auto s = shapeOf(x);
@@ -50,18 +50,18 @@ void Importer::registerModelOpConverters() {
                      b, loc, x.getType(), x, convert(w, elemOf(x)),
                      convert(bias, elemOf(x)), b.getF64FloatAttr(eps)));
   };
-  C["aten::rms_norm"] = [this](jit::Node *n) {
+  C["aten::rms_norm"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     std::vector<int64_t> normShape = intList(in(n, 1));
     auto s = shapeOf(x);
     if (normShape.size() != 1 || normShape[0] != s.back())
       fail("rms_norm over more than the last dimension is not supported");
     int64_t d = s.back();
-    MValue w = n->inputs().size() > 2 && in(n, 2).kind == Imp::Tensor
+    MValue w = n->numInputs() > 2 && in(n, 2).kind == Imp::Tensor
                    ? in(n, 2).tensor
                    : splat({d}, elemOf(x), 1.0);
     double eps;
-    if (n->inputs().size() > 3 && in(n, 3).isNumber())
+    if (n->numInputs() > 3 && in(n, 3).isNumber())
       eps = in(n, 3).asDouble();
     else if (elemOf(x).isF64())
       eps = std::numeric_limits<double>::epsilon();
@@ -75,13 +75,13 @@ void Importer::registerModelOpConverters() {
               RmsNormOp::create(b, loc, x.getType(), x, convert(w, elemOf(x)),
                                 b.getF64FloatAttr(eps)));
   };
-  C["aten::cross_entropy_loss"] = [this](jit::Node *n) {
+  C["aten::cross_entropy_loss"] = [this](OpCall *n) {
     MValue logits = tensorIn(n, 0), labels = tensorIn(n, 1);
     if (in(n, 2).kind != Imp::None)
       fail("cross_entropy with class weights is not supported");
     int64_t reduction = in(n, 3).asInt();
     int64_t ignore = in(n, 4).asInt();
-    if (n->inputs().size() > 5 && in(n, 5).asDouble() != 0.0)
+    if (n->numInputs() > 5 && in(n, 5).asDouble() != 0.0)
       fail("cross_entropy with label smoothing is not supported");
     auto ls = shapeOf(logits);
     if (ls.size() > 2) {

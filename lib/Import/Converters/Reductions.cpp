@@ -6,38 +6,38 @@
 //===----------------------------------------------------------------------===//
 
 #include "Converters/Common.h"
-#include "Importer.h"
+#include "OpConverter.h"
 
 using namespace glimmer;
 using namespace glimmer::detail;
 
-void Importer::registerReductionConverters() {
+void OpConverter::registerReductionConverters() {
   auto &C = converters;
   // The `dim` argument, by name: sum(self, *, dtype) has a dtype where
   // sum.dim_IntList has its dims.
-  auto dimsArg = [this](jit::Node *n, size_t i) -> std::vector<int64_t> {
-    Imp *d = n->maybeSchema()         ? namedInput(n, "dim")
-             : n->inputs().size() > i ? &in(n, i)
+  auto dimsArg = [this](OpCall *n, size_t i) -> std::vector<int64_t> {
+    Imp *d = n->schema()         ? namedInput(n, "dim")
+             : n->numInputs() > i ? &in(n, i)
                                       : nullptr;
     if (!d || d->kind == Imp::None)
       return {};
     return intList(*d);
   };
-  C["aten::sum"] = [this, dimsArg](jit::Node *n) {
+  C["aten::sum"] = [this, dimsArg](OpCall *n) {
     MValue x = tensorIn(n, 0);
     bool keep =
-        n->inputs().size() > 2 && in(n, 2).kind == Imp::Bool && in(n, 2).b;
+        n->numInputs() > 2 && in(n, 2).kind == Imp::Bool && in(n, 2).b;
     Type elem = elemOf(x);
     if (elem.isInteger(1) || elem.isInteger(32))
       elem = i64();
     x = convert(x, dtypeOr(n, elem));
     setTensor(n, reduce(ReductionKind::Sum, x, dimsArg(n, 1), keep));
   };
-  C["aten::mean"] = [this, dimsArg](jit::Node *n) {
+  C["aten::mean"] = [this, dimsArg](OpCall *n) {
     MValue x = tensorIn(n, 0);
     x = convert(x, dtypeOr(n, elemOf(x)));
     bool keep =
-        n->inputs().size() > 2 && in(n, 2).kind == Imp::Bool && in(n, 2).b;
+        n->numInputs() > 2 && in(n, 2).kind == Imp::Bool && in(n, 2).b;
     std::vector<int64_t> dims = dimsArg(n, 1);
     int64_t count = 1;
     auto s = shapeOf(x);
@@ -49,17 +49,17 @@ void Importer::registerReductionConverters() {
     MValue sum = reduce(ReductionKind::Sum, x, dims, keep);
     setTensor(n, binary<DivOp>(Imp::ofTensor(sum), Imp::ofFloat(count)));
   };
-  C["aten::amax"] = [this, dimsArg](jit::Node *n) {
-    bool keep = n->inputs().size() > 2 && in(n, 2).b;
+  C["aten::amax"] = [this, dimsArg](OpCall *n) {
+    bool keep = n->numInputs() > 2 && in(n, 2).b;
     setTensor(n,
               reduce(ReductionKind::Max, tensorIn(n, 0), dimsArg(n, 1), keep));
   };
-  C["aten::amin"] = [this, dimsArg](jit::Node *n) {
-    bool keep = n->inputs().size() > 2 && in(n, 2).b;
+  C["aten::amin"] = [this, dimsArg](OpCall *n) {
+    bool keep = n->numInputs() > 2 && in(n, 2).b;
     setTensor(n,
               reduce(ReductionKind::Min, tensorIn(n, 0), dimsArg(n, 1), keep));
   };
-  C["aten::cumsum"] = [this](jit::Node *n) {
+  C["aten::cumsum"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     Type elem = elemOf(x);
     if (elem.isInteger(1) || elem.isInteger(32))
@@ -68,13 +68,13 @@ void Importer::registerReductionConverters() {
     int64_t dim = normDim(in(n, 1).asInt(), shapeOf(x).size());
     setTensor(n, CumsumOp::create(b, loc, x, b.getI64IntegerAttr(dim)));
   };
-  C["aten::softmax"] = [this](jit::Node *n) {
+  C["aten::softmax"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     x = convert(x, dtypeOr(n, elemOf(x)));
     int64_t dim = normDim(in(n, 1).asInt(), shapeOf(x).size());
     setTensor(n, SoftmaxOp::create(b, loc, x, b.getI64IntegerAttr(dim)));
   };
-  C["aten::log_softmax"] = [this](jit::Node *n) {
+  C["aten::log_softmax"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     x = convert(x, dtypeOr(n, elemOf(x)));
     int64_t dim = normDim(in(n, 1).asInt(), shapeOf(x).size());

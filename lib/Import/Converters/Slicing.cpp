@@ -5,21 +5,74 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Importer.h"
+#include "OpConverter.h"
 
 #include <algorithm>
 
 using namespace glimmer;
 using namespace glimmer::detail;
 
-void Importer::registerSlicingConverters() {
+/// The view a select or slice takes, with PyTorch's index rules.
+std::optional<OpConverter::ViewStep> OpConverter::viewStepOf(OpCall *node) {
+  std::string kind = node->kind();
+  bool select = kind == "aten::select";
+  if (!select && kind != "aten::slice")
+    return std::nullopt;
+  const Imp &x = in(node, 0);
+  if (x.kind != Imp::Tensor)
+    return std::nullopt;
+  auto shape = shapeOf(x.tensor);
+  ViewStep s;
+  s.select = select;
+  s.dim = normDim(in(node, 1).asInt(), shape.size());
+  int64_t size = shape[s.dim];
+  if (select) {
+    s.start = in(node, 2).asInt();
+    if (s.start < 0)
+      s.start += size;
+    if (s.start < 0 || s.start >= size)
+      fail("index " + std::to_string(in(node, 2).asInt()) +
+           " is out of range for size " + std::to_string(size));
+    s.end = s.start + 1;
+    s.step = 1;
+    return s;
+  }
+  auto clamp = [&](const Imp &v, int64_t dflt) {
+    if (v.kind == Imp::None)
+      return dflt;
+    int64_t i = v.asInt();
+    if (i < 0)
+      i += size;
+    return std::min(std::max<int64_t>(i, 0), size);
+  };
+  s.start = clamp(in(node, 2), 0);
+  s.end = std::max(clamp(in(node, 3), size), s.start);
+  s.step = in(node, 4).asInt();
+  if (s.step < 1)
+    fail("slice step must be positive");
+  return s;
+}
+
+MValue OpConverter::applyView(MValue v, llvm::ArrayRef<ViewStep> steps) {
+  for (const ViewStep &s : steps) {
+    v = slice(v, s.dim, s.start, s.end, s.step);
+    if (s.select) {
+      std::vector<int64_t> out(shapeOf(v).begin(), shapeOf(v).end());
+      out.erase(out.begin() + s.dim);
+      v = reshape(v, out);
+    }
+  }
+  return v;
+}
+
+void OpConverter::registerSlicingConverters() {
   auto &C = converters;
   auto clampIndex = [](int64_t v, int64_t size) {
     if (v < 0)
       v += size;
     return std::min(std::max<int64_t>(v, 0), size);
   };
-  C["aten::slice"] = [this, clampIndex](jit::Node *n) {
+  C["aten::slice"] = [this, clampIndex](OpCall *n) {
     Imp &x = in(n, 0);
     if (x.kind == Imp::List) {
       int64_t size = x.list.size();
@@ -38,7 +91,7 @@ void Importer::registerSlicingConverters() {
     // A view of a tensor (Aliasing.cpp), with PyTorch's index rules.
     setTensor(n, applyView(tensorIn(n, 0), *viewStepOf(n)));
   };
-  C["aten::narrow"] = [this](jit::Node *n) {
+  C["aten::narrow"] = [this](OpCall *n) {
     MValue t = tensorIn(n, 0);
     auto s = shapeOf(t);
     int64_t dim = normDim(in(n, 1).asInt(), s.size());
@@ -47,10 +100,10 @@ void Importer::registerSlicingConverters() {
       start += s[dim];
     setTensor(n, slice(t, dim, start, start + in(n, 3).asInt(), 1));
   };
-  C["aten::select"] = [this](jit::Node *n) {
+  C["aten::select"] = [this](OpCall *n) {
     setTensor(n, applyView(tensorIn(n, 0), *viewStepOf(n)));
   };
-  C["aten::unbind"] = [this](jit::Node *n) {
+  C["aten::unbind"] = [this](OpCall *n) {
     MValue t = tensorIn(n, 0);
     int64_t dim = normDim(in(n, 1).asInt(), shapeOf(t).size());
     std::vector<Imp> parts;
@@ -68,7 +121,7 @@ void Importer::registerSlicingConverters() {
     }
     return Imp::ofList(parts);
   };
-  C["aten::chunk"] = [this, splitBy](jit::Node *n) {
+  C["aten::chunk"] = [this, splitBy](OpCall *n) {
     MValue t = tensorIn(n, 0);
     int64_t chunks = in(n, 1).asInt();
     int64_t dim = normDim(in(n, 2).asInt(), shapeOf(t).size());
@@ -79,7 +132,7 @@ void Importer::registerSlicingConverters() {
       sizes.push_back(std::min(each, size - start));
     setOut(n, 0, splitBy(t, dim, sizes));
   };
-  C["aten::split"] = [this, splitBy](jit::Node *n) {
+  C["aten::split"] = [this, splitBy](OpCall *n) {
     MValue t = tensorIn(n, 0);
     int64_t dim = normDim(in(n, 2).asInt(), shapeOf(t).size());
     int64_t size = shapeOf(t)[dim];

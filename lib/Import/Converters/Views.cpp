@@ -6,16 +6,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "Converters/Common.h"
-#include "Importer.h"
+#include "OpConverter.h"
 
 #include <algorithm>
 
 using namespace glimmer;
 using namespace glimmer::detail;
 
-void Importer::registerViewConverters() {
+void OpConverter::registerViewConverters() {
   auto &C = converters;
-  auto viewTo = [this](jit::Node *n, std::vector<int64_t> shape) {
+  auto viewTo = [this](OpCall *n, std::vector<int64_t> shape) {
     MValue x = tensorIn(n, 0);
     int64_t total = numElements(shapeOf(x)), known = 1, infer = -1;
     for (size_t i = 0; i < shape.size(); ++i) {
@@ -34,17 +34,17 @@ void Importer::registerViewConverters() {
            shapeString(shape));
     setTensor(n, reshape(x, shape));
   };
-  C["aten::view"] = [this, viewTo](jit::Node *n) {
+  C["aten::view"] = [this, viewTo](OpCall *n) {
     viewTo(n, intList(in(n, 1)));
   };
   C["aten::reshape"] = C["aten::view"];
   C["aten::_reshape_alias"] = C["aten::view"];
-  C["aten::view_as"] = [this, viewTo](jit::Node *n) {
+  C["aten::view_as"] = [this, viewTo](OpCall *n) {
     auto s = shapeOf(tensorIn(n, 1));
     viewTo(n, std::vector<int64_t>(s.begin(), s.end()));
   };
   C["aten::reshape_as"] = C["aten::view_as"];
-  C["aten::flatten"] = [this](jit::Node *n) {
+  C["aten::flatten"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     auto s = shapeOf(x);
     int64_t rank = s.size();
@@ -62,7 +62,7 @@ void Importer::registerViewConverters() {
     out.insert(out.end(), s.begin() + end + 1, s.end());
     setTensor(n, reshape(x, out));
   };
-  C["aten::unflatten"] = [this](jit::Node *n) {
+  C["aten::unflatten"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     auto s = shapeOf(x);
     int64_t d = normDim(in(n, 1).asInt(), s.size());
@@ -80,7 +80,7 @@ void Importer::registerViewConverters() {
     out.insert(out.end(), s.begin() + d + 1, s.end());
     setTensor(n, reshape(x, out));
   };
-  C["aten::unsqueeze"] = [this](jit::Node *n) {
+  C["aten::unsqueeze"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     auto s = shapeOf(x);
     int64_t d = normDim(in(n, 1).asInt(), s.size() + 1);
@@ -88,11 +88,11 @@ void Importer::registerViewConverters() {
     out.insert(out.begin() + d, 1);
     setTensor(n, reshape(x, out));
   };
-  C["aten::squeeze"] = [this](jit::Node *n) {
+  C["aten::squeeze"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     auto s = shapeOf(x);
     std::vector<int64_t> dims;
-    if (n->inputs().size() > 1)
+    if (n->numInputs() > 1)
       for (int64_t d : intList(in(n, 1)))
         dims.push_back(normDim(d, s.size()));
     std::vector<int64_t> out;
@@ -104,7 +104,7 @@ void Importer::registerViewConverters() {
     }
     setTensor(n, reshape(x, out));
   };
-  C["aten::transpose"] = [this](jit::Node *n) {
+  C["aten::transpose"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     int64_t rank = shapeOf(x).size();
     if (rank < 2) {
@@ -119,14 +119,14 @@ void Importer::registerViewConverters() {
     std::swap(perm[a], perm[c]);
     setTensor(n, transpose(x, perm));
   };
-  C["aten::t"] = [this](jit::Node *n) {
+  C["aten::t"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     if (shapeOf(x).size() < 2)
       setTensor(n, x);
     else
       setTensor(n, transpose(x, {1, 0}));
   };
-  C["aten::permute"] = [this](jit::Node *n) {
+  C["aten::permute"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     std::vector<int64_t> perm = intList(in(n, 1));
     for (int64_t &p : perm)
@@ -144,14 +144,14 @@ void Importer::registerViewConverters() {
       }
     return broadcastTo(x, sizes);
   };
-  C["aten::expand"] = [this, expandTo](jit::Node *n) {
+  C["aten::expand"] = [this, expandTo](OpCall *n) {
     setTensor(n, expandTo(tensorIn(n, 0), intList(in(n, 1))));
   };
-  C["aten::expand_as"] = [this, expandTo](jit::Node *n) {
+  C["aten::expand_as"] = [this, expandTo](OpCall *n) {
     auto s = shapeOf(tensorIn(n, 1));
     setTensor(n, expandTo(tensorIn(n, 0), {s.begin(), s.end()}));
   };
-  C["aten::repeat"] = [this](jit::Node *n) {
+  C["aten::repeat"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     std::vector<int64_t> reps = intList(in(n, 1));
     auto s = shapeOf(x);
