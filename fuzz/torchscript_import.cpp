@@ -180,7 +180,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       diagnosed = true;
     return mlir::success();
   });
-  glimmer::TorchScriptImportOptions options;
+  glimmer::ImportOptions options;
   options.modelPath = path;
   options.exampleInputsPath = GLIMMER_FUZZ_EXAMPLE_INPUTS;
   mlir::OwningOpRef<mlir::ModuleOp> module =

@@ -119,7 +119,7 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
         << "' (expected f32, f64, bf16 or bf16-autocast)";
     return failure();
   }
-  TorchScriptImportOptions importOptions;
+  ImportOptions importOptions;
   importOptions.modelPath = options.modelPath;
   importOptions.exampleInputsPath = options.dataPath;
   importOptions.floatType = mixedPrecision ? "f32" : options.floatType;

@@ -10,6 +10,7 @@
 #ifndef GLIMMER_LIB_IMPORT_IMPORTER_H
 #define GLIMMER_LIB_IMPORT_IMPORTER_H
 
+#include "ExampleInputs.h"
 #include "OpConverter.h"
 #include "glimmer/Import/TorchScript.h"
 #include "glimmer_rt/Safetensors.h"
@@ -31,7 +32,7 @@ namespace jit = torch::jit;
 
 class Importer : public OpConverter {
 public:
-  Importer(MLIRContext &context, const TorchScriptImportOptions &options)
+  Importer(MLIRContext &context, const ImportOptions &options)
       : OpConverter(context), options(options) {}
 
   mlir::OwningOpRef<mlir::ModuleOp> run();
@@ -83,7 +84,7 @@ private:
   void setOut(jit::Node *n, size_t i, Imp v) { env[n->output(i)] = std::move(v); }
   void setTensor(jit::Node *n, MValue v) { setOut(n, 0, Imp::ofTensor(v)); }
 
-  const TorchScriptImportOptions &options;
+  const ImportOptions &options;
 
   jit::Module module;
   std::shared_ptr<jit::Graph> graph;
@@ -112,7 +113,7 @@ private:
   // Inputs the traced program never reads (name, digest of the example
   // values): the trace took what the model computed from them as constants.
   std::vector<std::pair<std::string, std::string>> tracedInputs;
-  std::unique_ptr<glimmer_rt::SafetensorsFile> batch;
+  ExampleInputs examples;
   std::map<std::string, std::function<void(jit::Node *)>> primConverters;
 };
 

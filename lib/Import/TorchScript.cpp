@@ -42,56 +42,6 @@
 using namespace glimmer;
 using namespace glimmer::detail;
 
-//===----------------------------------------------------------------------===//
-// --input-shapes
-//===----------------------------------------------------------------------===//
-
-static bool isKnownDtype(const std::string &dtype) {
-  return dtype == "f32" || dtype == "f64" || dtype == "bf16" ||
-         dtype == "f16" || dtype == "i64" || dtype == "i32" || dtype == "i1";
-}
-
-bool glimmer::parseInputShapes(const std::string &text,
-                               std::vector<InputShape> &out,
-                               std::string &error) {
-  std::stringstream entries(text);
-  std::string entry;
-  while (std::getline(entries, entry, ',')) {
-    size_t colon = entry.find(':');
-    if (colon == std::string::npos || colon == 0) {
-      error = "expected NAME:DIMSxDTYPE in --input-shapes, got '" + entry + "'";
-      return false;
-    }
-    InputShape s;
-    s.name = entry.substr(0, colon);
-    std::string rest = entry.substr(colon + 1);
-    std::stringstream parts(rest);
-    std::string part;
-    std::vector<std::string> pieces;
-    while (std::getline(parts, part, 'x'))
-      pieces.push_back(part);
-    if (pieces.empty() || !isKnownDtype(pieces.back())) {
-      error = "input '" + s.name + "': expected an element type (f32, f64, "
-              "bf16, f16, i64, i32, i1) after the dimensions in '" + rest + "'";
-      return false;
-    }
-    s.dtype = pieces.back();
-    pieces.pop_back();
-    for (const std::string &d : pieces) {
-      char *end = nullptr;
-      long long v = std::strtoll(d.c_str(), &end, 10);
-      if (d.empty() || *end != '\0' || v <= 0) {
-        error = "input '" + s.name + "': bad dimension '" + d + "' in '" +
-                rest + "'";
-        return false;
-      }
-      s.shape.push_back(v);
-    }
-    out.push_back(std::move(s));
-  }
-  return true;
-}
-
 /// The element types LibTorch tensors and the runtime's safetensors files
 /// share, both ways: weights are exported, example inputs read back.
 static constexpr std::pair<c10::ScalarType, glimmer_rt::DType> kDtypes[] = {
@@ -266,83 +216,31 @@ Importer::bindInputs(llvm::SmallVectorImpl<Type> &argTypes,
   auto unknown = mlir::UnknownLoc::get(&ctx);
   const c10::FunctionSchema &schema =
       module.get_method("forward").function().getSchema();
-  std::vector<InputShape> shapes;
-  std::string error;
-  if (!options.exampleInputsPath.empty()) {
-    batch = glimmer_rt::SafetensorsFile::read(options.exampleInputsPath, error);
-    if (!batch)
-      return mlir::emitError(unknown) << "example inputs: " << error;
-  } else if (!options.inputShapes.empty()) {
-    if (!parseInputShapes(options.inputShapes, shapes, error))
-      return mlir::emitError(unknown) << error;
-  } else {
-    return mlir::emitError(unknown)
-           << "the forward arguments need shapes: pass --example-inputs=FILE "
-              "or --input-shapes=NAME:DIMSxDTYPE,...";
-  }
+  if (failed(examples.load(ctx, options)))
+    return failure();
 
   std::vector<std::string> forwardNames;
   for (size_t i = 1; i < schema.arguments().size(); ++i)
     forwardNames.push_back(schema.arguments()[i].name());
-  auto joined = [](const std::vector<std::string> &names) {
-    std::string s;
-    for (const std::string &n : names)
-      s += (s.empty() ? "" : ", ") + n;
-    return s.empty() ? std::string("none") : s;
-  };
-  std::vector<std::string> provided;
-  if (batch)
-    for (const auto &t : batch->tensors())
-      provided.push_back(t.name);
-  else
-    for (const InputShape &s : shapes)
-      provided.push_back(s.name);
+  std::vector<std::string> provided = examples.names();
   for (const std::string &name : provided)
     if (std::find(forwardNames.begin(), forwardNames.end(), name) ==
         forwardNames.end())
       return mlir::emitError(unknown)
              << "example input '" << name
              << "' matches no argument of forward (arguments: "
-             << joined(forwardNames) << ")";
+             << joinNames(forwardNames) << ")";
 
+  const glimmer_rt::SafetensorsFile *batch = examples.batch();
   for (size_t i = 1; i < schema.arguments().size(); ++i) {
     const c10::Argument &arg = schema.arguments()[i];
     std::string name = arg.name();
-    std::optional<RankedTensorType> type;
-    if (batch) {
-      if (const glimmer_rt::TensorInfo *t = batch->find(name)) {
-        Type elem;
-        switch (t->dtype) {
-        case glimmer_rt::DType::F32: elem = b.getF32Type(); break;
-        case glimmer_rt::DType::F64: elem = b.getF64Type(); break;
-        case glimmer_rt::DType::BF16: elem = b.getBF16Type(); break;
-        case glimmer_rt::DType::F16: elem = b.getF16Type(); break;
-        case glimmer_rt::DType::I64: elem = b.getI64Type(); break;
-        case glimmer_rt::DType::I32: elem = b.getI32Type(); break;
-        case glimmer_rt::DType::Bool: elem = b.getI1Type(); break;
-        default:
-          return mlir::emitError(unknown)
-                 << "example input '" << name << "' has unsupported dtype "
-                 << glimmer_rt::dtypeName(t->dtype);
-        }
-        type = RankedTensorType::get(t->shape, overrideFloat(elem));
-      }
-    } else {
-      for (const InputShape &s : shapes)
-        if (s.name == name) {
-          Type elem = mlir::StringSwitch<Type>(s.dtype)
-                          .Case("f32", b.getF32Type())
-                          .Case("f64", b.getF64Type())
-                          .Case("bf16", b.getBF16Type())
-                          .Case("f16", b.getF16Type())
-                          .Case("i64", b.getI64Type())
-                          .Case("i32", b.getI32Type())
-                          .Default(b.getI1Type());
-          type = RankedTensorType::get(s.shape, overrideFloat(elem));
-        }
-    }
+    auto type = examples.type(name, unknown,
+                              [&](Type t) { return overrideFloat(t); });
+    if (failed(type))
+      return failure();
     jit::Value *graphInput = graph->inputs()[i];
-    if (type) {
+    if (*type) {
       if (!graphInput->type()->cast<c10::TensorType>())
         return mlir::emitError(unknown)
                << "forward argument '" << name
@@ -368,7 +266,7 @@ Importer::bindInputs(llvm::SmallVectorImpl<Type> &argTypes,
           remark << "; this cannot be checked without example inputs";
         }
       }
-      argTypes.push_back(*type);
+      argTypes.push_back(**type);
       argNames.push_back(name);
       inputGraphIndices.push_back(i);
       continue;
@@ -394,8 +292,8 @@ Importer::bindInputs(llvm::SmallVectorImpl<Type> &argTypes,
     }
     return mlir::emitError(unknown)
            << "forward argument '" << name << "' has no example input in '"
-           << (batch ? options.exampleInputsPath : std::string("--input-shapes"))
-           << "' (it provides: " << joined(provided) << ")";
+           << examples.source() << "' (it provides: " << joinNames(provided)
+           << ")";
   }
   return success();
 }
@@ -589,6 +487,7 @@ mlir::OwningOpRef<mlir::ModuleOp> Importer::run() {
 
 at::Tensor Importer::exampleValue(jit::Node *user, jit::Value *v,
                                   const std::string &why) {
+  const glimmer_rt::SafetensorsFile *batch = examples.batch();
   if (!batch)
     fail(why + ", which needs the example inputs (--example-inputs)");
   // The graph's nodes before `user`, v the output. All of them run: an
@@ -872,7 +771,7 @@ void Importer::convertNode(jit::Node *node) {
 
 mlir::OwningOpRef<mlir::ModuleOp>
 glimmer::importTorchScript(MLIRContext &context,
-                           const TorchScriptImportOptions &options) {
+                           const ImportOptions &options) {
   context.loadDialect<GlimmerDialect, mlir::func::FuncDialect>();
   Importer importer(context, options);
   // LLVM's tools install a new-handler that aborts ("LLVM ERROR: out of

@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
       "Import the forward of a TorchScript archive into the glimmer dialect",
       [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
          mlir::MLIRContext *context) -> mlir::OwningOpRef<mlir::Operation *> {
-        glimmer::TorchScriptImportOptions options;
+        glimmer::ImportOptions options;
         options.modelPath = sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID())
                                 ->getBufferIdentifier()
                                 .str();
