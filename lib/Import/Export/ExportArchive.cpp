@@ -34,6 +34,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <ATen/ATen.h>
 #include <caffe2/serialize/inline_container.h>
@@ -388,10 +389,15 @@ at::Tensor viewRawPayload(caffe2::serialize::PyTorchStreamReader &zip,
       llvm::any_of(strides, [](int64_t s) { return s < 0; }) ||
       llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
     throw ArchiveError(what + " has invalid sizes, strides or offset");
-  // The last element's index in the storage, which must hold it.
+  // The last element's index in the storage, which must hold it (sizes
+  // are not 0: an empty tensor reads no storage).
   int64_t last = offset;
-  for (size_t i = 0; i < sizes.size(); ++i)
-    last += (sizes[i] - 1) * strides[i];
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    int64_t step;
+    if (llvm::MulOverflow(sizes[i] - 1, strides[i], step) ||
+        llvm::AddOverflow(last, step, last))
+      throw ArchiveError(what + " has sizes and strides past any storage");
+  }
   size_t size;
   std::tie(storage, size) = zip.getRecord(payload.record);
   int64_t elements = int64_t(size) / info->size;
@@ -433,10 +439,11 @@ TensorData readPayload(const ExportedProgram &program, llvm::StringRef name) {
   TensorData data;
   data.dtype = payload.meta->dtype;
   data.sizes = concrete(payload.meta->sizes, what);
-  int64_t numel = 1;
+  int64_t nbytes = info->size;
   for (int64_t s : data.sizes)
-    numel *= s;
-  if (numel == 0)
+    if (s < 0 || llvm::MulOverflow(nbytes, s, nbytes))
+      throw ArchiveError(what + " has a negative or too large size");
+  if (nbytes == 0)
     return data;
   if (!payload.hasData())
     throw ArchiveError(what + " has no data: the program was exported "

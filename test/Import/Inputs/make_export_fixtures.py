@@ -19,6 +19,13 @@ OUTDIR:
   major.pt2        mlp.pt2 whose schema major version is 99
   no_target.pt2    mlp.pt2 without the target of its first node
   bad_kind.pt2     mlp.pt2 whose first argument has the kind `as_bogus`
+  bad_type.pt2     mlp.pt2 whose first tensor value's dtype is a string
+  bad_ref.pt2      mlp.pt2 whose first node reads a tensor the graph lacks
+  bad_signature.pt2
+                   mlp.pt2 whose signature names its first two inputs in
+                   the other order than the graph
+  pickled.pt2      a parameter that is a tensor subclass (TwoTensor), which
+                   torch.export.save pickles
   unreadable_payloads.pt2
                    mlp.pt2 whose weight records cannot be read (their local
                    zip headers are zeroed; the central directory, which
@@ -123,6 +130,32 @@ def zero_payload_headers(src, dst):
         f.write(data)
 
 
+def bad_type(model):
+    values = model["graph_module"]["graph"]["tensor_values"]
+    values[next(iter(values))]["dtype"] = "float32"
+
+
+def bad_ref(model):
+    arg = model["graph_module"]["graph"]["nodes"][0]["inputs"][0]["arg"]
+    arg["as_tensor"]["name"] = "ghost"
+
+
+def bad_signature(model):
+    specs = model["graph_module"]["signature"]["input_specs"]
+    specs[0], specs[1] = specs[1], specs[0]
+
+
+class Pickled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        from torch.testing._internal.two_tensor import TwoTensor
+
+        self.w = torch.nn.Parameter(TwoTensor(torch.ones(2), torch.ones(2)))
+
+    def forward(self, x):
+        return x + self.w
+
+
 def main(outdir):
     os.makedirs(outdir, exist_ok=True)
     out = lambda name: os.path.join(outdir, name)
@@ -157,6 +190,10 @@ def main(outdir):
     rewrite(mlp, out("major.pt2"), edit_model(set_major))
     rewrite(mlp, out("no_target.pt2"), edit_model(drop_target))
     rewrite(mlp, out("bad_kind.pt2"), edit_model(bogus_kind))
+    rewrite(mlp, out("bad_type.pt2"), edit_model(bad_type))
+    rewrite(mlp, out("bad_ref.pt2"), edit_model(bad_ref))
+    rewrite(mlp, out("bad_signature.pt2"), edit_model(bad_signature))
+    export(Pickled(), (torch.randn(2),), out("pickled.pt2"))
     zero_payload_headers(mlp, out("unreadable_payloads.pt2"))
 
 
