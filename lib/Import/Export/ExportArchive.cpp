@@ -303,6 +303,26 @@ readPayloads(caffe2::serialize::PyTorchStreamReader &zip, const char *dir,
   return payloads;
 }
 
+/// Checks that each parameter, buffer and constant the signature binds is in
+/// the payload config that should hold it (a non-persistent buffer is not
+/// in the state_dict; it is stored with the constants).
+void checkBindings(const ExportedProgram &program) {
+  for (const InputSpec &in : program.inputSpecs) {
+    bool isWeight = in.kind == InputSpec::Parameter ||
+                    (in.kind == InputSpec::Buffer && in.persistent);
+    bool isConstant = in.kind == InputSpec::Buffer ||
+                      in.kind == InputSpec::TensorConstant ||
+                      in.kind == InputSpec::CustomObj;
+    const auto &payloads = isWeight ? program.weights : program.constants;
+    if ((isWeight || isConstant) && !payloads.count(in.target))
+      throw ArchiveError("binds input '" + in.name + "' to " +
+                         getInputKindName(in.kind).str() + " '" + in.target +
+                         "', which the archive's " +
+                         (isWeight ? "weights" : "constants") +
+                         " config does not list");
+  }
+}
+
 ExportedProgram readArchive(llvm::StringRef path, llvm::StringRef modelName) {
   std::unique_ptr<caffe2::serialize::PyTorchStreamReader> zip = openZip(path);
   checkFormat(*zip);
@@ -322,6 +342,7 @@ ExportedProgram readArchive(llvm::StringRef path, llvm::StringRef modelName) {
   readJson(record, [&] { pt2::detail::readProgram(root, program); });
   program.weights = readPayloads(*zip, kWeightsDir, modelName, "weights");
   program.constants = readPayloads(*zip, kConstantsDir, modelName, "constants");
+  checkBindings(program);
   return program;
 }
 

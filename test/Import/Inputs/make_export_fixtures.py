@@ -24,6 +24,7 @@ OUTDIR:
   bad_signature.pt2
                    mlp.pt2 whose signature names its first two inputs in
                    the other order than the graph
+  unbound.pt2      mlp.pt2 whose weights config lacks fc2.bias
   pickled.pt2      a parameter that is a tensor subclass (TwoTensor), which
                    torch.export.save pickles
   unreadable_payloads.pt2
@@ -130,6 +131,14 @@ def zero_payload_headers(src, dst):
         f.write(data)
 
 
+def drop_fc2_bias(name, data):
+    if name.endswith("/data/weights/model_weights_config.json"):
+        config = json.loads(data)
+        del config["config"]["fc2.bias"]
+        return json.dumps(config).encode()
+    return data
+
+
 def bad_type(model):
     values = model["graph_module"]["graph"]["tensor_values"]
     values[next(iter(values))]["dtype"] = "float32"
@@ -193,6 +202,7 @@ def main(outdir):
     rewrite(mlp, out("bad_type.pt2"), edit_model(bad_type))
     rewrite(mlp, out("bad_ref.pt2"), edit_model(bad_ref))
     rewrite(mlp, out("bad_signature.pt2"), edit_model(bad_signature))
+    rewrite(mlp, out("unbound.pt2"), drop_fc2_bias)
     export(Pickled(), (torch.randn(2),), out("pickled.pt2"))
     zero_payload_headers(mlp, out("unreadable_payloads.pt2"))
 
