@@ -27,7 +27,8 @@ llvm_config.with_environment("PATH", config.glimmer_tools_dir, append_path=True)
 tool_dirs = [config.glimmer_tools_dir, config.llvm_tools_dir]
 tools = ["glimmer-opt", "glimmer-datagen", "glimmer-run"]
 if config.glimmer_torch_enabled:
-    tools.extend(["glimmer-translate", "glimmer-train", "glimmer-gradcheck"])
+    tools.extend(["glimmer-translate", "glimmer-train", "glimmer-gradcheck",
+                  "glimmer-export-dump"])
     config.available_features.add("torch")
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
