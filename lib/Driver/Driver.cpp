@@ -6,6 +6,7 @@
 #include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 #include "glimmer/Dialect/Glimmer/Transforms/Pipelines.h"
+#include "glimmer/Import/Export.h"
 #include "glimmer/Import/TorchScript.h"
 #include "glimmer_contract/Manifest.h"
 #include "glimmer_rt/Collectives.h"
@@ -129,7 +130,10 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   importOptions.weightsFileMode = 0600;
   if (options.progress)
     options.progress("importing " + options.modelPath);
-  model.module = importTorchScript(context, importOptions);
+  // A .pt2 is a torch.export archive; anything else, TorchScript.
+  model.module = isExportArchivePath(options.modelPath)
+                     ? importExportedProgram(context, importOptions)
+                     : importTorchScript(context, importOptions);
   if (!model.module)
     return failure();
   model.weightsPath = std::string(weights);

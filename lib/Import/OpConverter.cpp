@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "OpConverter.h"
+#include "glimmer_rt/Safetensors.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -35,6 +36,100 @@ void OpConverter::registerConverters() {
   registerAttentionConverters();
   registerConvolutionConverters();
   registerInterpolationConverters();
+}
+
+bool glimmer::detail::ivalueToImp(const c10::IValue &v, Imp &out) {
+  if (v.isNone()) {
+    out.kind = Imp::None;
+    return true;
+  }
+  if (v.isBool()) {
+    out = Imp::ofBool(v.toBool());
+    return true;
+  }
+  if (v.isInt()) {
+    out = Imp::ofInt(v.toInt());
+    return true;
+  }
+  if (v.isDouble()) {
+    out = Imp::ofFloat(v.toDouble());
+    return true;
+  }
+  if (v.isString()) {
+    out.kind = Imp::Str;
+    out.s = v.toStringRef();
+    return true;
+  }
+  if (v.isDevice()) {
+    out.kind = Imp::Device;
+    return true;
+  }
+  if (v.isIntList()) {
+    std::vector<Imp> l;
+    for (int64_t x : v.toIntVector())
+      l.push_back(Imp::ofInt(x));
+    out = Imp::ofList(std::move(l));
+    return true;
+  }
+  if (v.isDoubleList()) {
+    std::vector<Imp> l;
+    for (double x : v.toDoubleVector())
+      l.push_back(Imp::ofFloat(x));
+    out = Imp::ofList(std::move(l));
+    return true;
+  }
+  if (v.isBoolList()) {
+    std::vector<Imp> l;
+    for (bool x : v.toBoolList())
+      l.push_back(Imp::ofBool(x));
+    out = Imp::ofList(std::move(l));
+    return true;
+  }
+  return false;
+}
+
+/// The element types LibTorch tensors and the runtime's safetensors files
+/// share, both ways: weights are exported, example inputs read back.
+static constexpr std::pair<c10::ScalarType, glimmer_rt::DType> kDtypes[] = {
+    {c10::ScalarType::Float, glimmer_rt::DType::F32},
+    {c10::ScalarType::Double, glimmer_rt::DType::F64},
+    {c10::ScalarType::BFloat16, glimmer_rt::DType::BF16},
+    {c10::ScalarType::Half, glimmer_rt::DType::F16},
+    {c10::ScalarType::Long, glimmer_rt::DType::I64},
+    {c10::ScalarType::Int, glimmer_rt::DType::I32},
+    {c10::ScalarType::Bool, glimmer_rt::DType::Bool},
+};
+
+std::optional<glimmer_rt::DType>
+glimmer::detail::runtimeDtype(c10::ScalarType t) {
+  for (auto [torch, rt] : kDtypes)
+    if (torch == t)
+      return rt;
+  return std::nullopt;
+}
+
+std::optional<c10::ScalarType>
+glimmer::detail::torchDtype(glimmer_rt::DType t) {
+  for (auto [torch, rt] : kDtypes)
+    if (rt == t)
+      return torch;
+  return std::nullopt;
+}
+
+bool OpConverter::setFloatType(const std::string &name) {
+  if (name == "f64") {
+    floatOverride = b.getF64Type();
+    floatOverrideScalar = c10::ScalarType::Double;
+  } else if (name == "f32") {
+    floatOverride = b.getF32Type();
+    floatOverrideScalar = c10::ScalarType::Float;
+  } else if (!name.empty()) {
+    mlir::emitError(mlir::UnknownLoc::get(&ctx))
+        << "unsupported floating-point type '" << name
+        << "' (expected f32 or f64)";
+    return false;
+  }
+  return true;
 }
 
 bool OpConverter::convert(OpCall &call) {

@@ -14,6 +14,7 @@
 #define GLIMMER_LIB_IMPORT_OPCONVERTER_H
 
 #include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
+#include "glimmer_contract/DType.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -23,6 +24,7 @@
 
 #include <functional>
 #include <map>
+#include <new>
 #include <optional>
 #include <string>
 #include <utility>
@@ -119,6 +121,25 @@ public:
                                   const std::string &why) = 0;
 };
 
+/// LLVM's tools install a new-handler that aborts ("LLVM ERROR: out of
+/// memory"). A corrupt archive can make LibTorch ask for tens of GiB: while
+/// an importer runs, the standard handler makes that a std::bad_alloc,
+/// which it reports as an error.
+struct ScopedDefaultNewHandler {
+  std::new_handler previous = std::set_new_handler(nullptr);
+  ~ScopedDefaultNewHandler() { std::set_new_handler(previous); }
+};
+
+/// A constant IValue as an Imp (numbers, strings, devices, lists of
+/// numbers); false for another kind. Tensors are the caller's (they need
+/// the builder).
+bool ivalueToImp(const c10::IValue &v, Imp &out);
+
+/// The element types LibTorch tensors and the runtime's safetensors files
+/// share, both ways.
+std::optional<glimmer::DType> runtimeDtype(c10::ScalarType t);
+std::optional<c10::ScalarType> torchDtype(glimmer::DType t);
+
 /// The conversion table and the builders its converters share.
 class OpConverter {
 public:
@@ -126,6 +147,9 @@ public:
   virtual ~OpConverter() = default;
 
 protected:
+  /// Sets the --dtype override ("f32", "f64", or empty for none); emits an
+  /// error and returns false for another name.
+  bool setFloatType(const std::string &name);
   /// Converts `call` with its operator's converter; false when the table
   /// has none.
   bool convert(OpCall &call);

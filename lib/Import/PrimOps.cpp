@@ -15,62 +15,6 @@
 using namespace glimmer;
 using namespace glimmer::detail;
 
-namespace {
-
-/// Converts a constant IValue to an Imp; tensors are materialized by the
-/// caller (they need the builder).
-bool ivalueToImp(const c10::IValue &v, Imp &out) {
-  if (v.isNone()) {
-    out.kind = Imp::None;
-    return true;
-  }
-  if (v.isBool()) {
-    out = Imp::ofBool(v.toBool());
-    return true;
-  }
-  if (v.isInt()) {
-    out = Imp::ofInt(v.toInt());
-    return true;
-  }
-  if (v.isDouble()) {
-    out = Imp::ofFloat(v.toDouble());
-    return true;
-  }
-  if (v.isString()) {
-    out.kind = Imp::Str;
-    out.s = v.toStringRef();
-    return true;
-  }
-  if (v.isDevice()) {
-    out.kind = Imp::Device;
-    return true;
-  }
-  if (v.isIntList()) {
-    std::vector<Imp> l;
-    for (int64_t x : v.toIntVector())
-      l.push_back(Imp::ofInt(x));
-    out = Imp::ofList(std::move(l));
-    return true;
-  }
-  if (v.isDoubleList()) {
-    std::vector<Imp> l;
-    for (double x : v.toDoubleVector())
-      l.push_back(Imp::ofFloat(x));
-    out = Imp::ofList(std::move(l));
-    return true;
-  }
-  if (v.isBoolList()) {
-    std::vector<Imp> l;
-    for (bool x : v.toBoolList())
-      l.push_back(Imp::ofBool(x));
-    out = Imp::ofList(std::move(l));
-    return true;
-  }
-  return false;
-}
-
-} // namespace
-
 void Importer::registerPrimConverters() {
   auto &C = primConverters;
   C["prim::Constant"] = [this](jit::Node *n) {

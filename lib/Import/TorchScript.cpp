@@ -42,32 +42,6 @@
 using namespace glimmer;
 using namespace glimmer::detail;
 
-/// The element types LibTorch tensors and the runtime's safetensors files
-/// share, both ways: weights are exported, example inputs read back.
-static constexpr std::pair<c10::ScalarType, glimmer_rt::DType> kDtypes[] = {
-    {c10::ScalarType::Float, glimmer_rt::DType::F32},
-    {c10::ScalarType::Double, glimmer_rt::DType::F64},
-    {c10::ScalarType::BFloat16, glimmer_rt::DType::BF16},
-    {c10::ScalarType::Half, glimmer_rt::DType::F16},
-    {c10::ScalarType::Long, glimmer_rt::DType::I64},
-    {c10::ScalarType::Int, glimmer_rt::DType::I32},
-    {c10::ScalarType::Bool, glimmer_rt::DType::Bool},
-};
-
-static std::optional<glimmer_rt::DType> runtimeDtype(c10::ScalarType t) {
-  for (auto [torch, rt] : kDtypes)
-    if (torch == t)
-      return rt;
-  return std::nullopt;
-}
-
-static std::optional<c10::ScalarType> torchDtype(glimmer_rt::DType t) {
-  for (auto [torch, rt] : kDtypes)
-    if (rt == t)
-      return torch;
-  return std::nullopt;
-}
-
 static Location sourceLoc(MLIRContext &ctx, const jit::SourceRange &range) {
   // Ranges in a loaded archive point into its serialized code; the archive's
   // debug info maps them back to the user's Python source.
@@ -326,18 +300,8 @@ LogicalResult Importer::writeWeights() {
 //===----------------------------------------------------------------------===//
 
 mlir::OwningOpRef<mlir::ModuleOp> Importer::run() {
-  if (options.floatType == "f64") {
-    floatOverride = b.getF64Type();
-    floatOverrideScalar = c10::ScalarType::Double;
-  } else if (options.floatType == "f32") {
-    floatOverride = b.getF32Type();
-    floatOverrideScalar = c10::ScalarType::Float;
-  } else if (!options.floatType.empty()) {
-    mlir::emitError(mlir::UnknownLoc::get(&ctx))
-        << "unsupported floating-point type '" << options.floatType
-        << "' (expected f32 or f64)";
+  if (!setFloatType(options.floatType))
     return nullptr;
-  }
   if (failed(loadModule()))
     return nullptr;
   llvm::SmallVector<Type> argTypes;
@@ -774,13 +738,7 @@ glimmer::importTorchScript(MLIRContext &context,
                            const ImportOptions &options) {
   context.loadDialect<GlimmerDialect, mlir::func::FuncDialect>();
   Importer importer(context, options);
-  // LLVM's tools install a new-handler that aborts ("LLVM ERROR: out of
-  // memory"). A corrupt archive can make LibTorch ask for tens of GiB: with
-  // the default handler that is a std::bad_alloc, reported as an error.
-  struct DefaultNewHandler {
-    std::new_handler previous = std::set_new_handler(nullptr);
-    ~DefaultNewHandler() { std::set_new_handler(previous); }
-  } defaultNewHandler;
+  ScopedDefaultNewHandler defaultNewHandler;
   try {
     return importer.run();
   } catch (const ImportError &e) {

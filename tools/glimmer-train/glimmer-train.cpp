@@ -290,6 +290,7 @@ int main(int argc, char **argv) {
   }
   if (!metricsPath.empty()) {
     std::ofstream probe(metricsPath, std::ios::app);
+    if (!probe)
       return fail("cannot open --metrics file '" + metricsPath + "'");
   }
 

@@ -4,6 +4,7 @@
 //   --import-torchscript MODEL.pt --example-inputs=BATCH.safetensors
 //       [--input-shapes=...] [--dtype=f32|f64|bf16]
 //       [--weights-out=W.safetensors] -o OUT.mlir
+//   --import-export MODEL.pt2 (the same options): a torch.export archive
 //   --emit-cpp PROGRAM.mlir -o PROGRAM.cpp
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +12,7 @@
 #include "glimmer/Conversion/Passes.h"
 #include "glimmer/Dialect/Glimmer/IR/GlimmerDialect.h"
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
+#include "glimmer/Import/Export.h"
 #include "glimmer/Import/TorchScript.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,7 +26,7 @@
 static llvm::cl::opt<std::string> exampleInputs(
     "example-inputs",
     llvm::cl::desc("safetensors file whose tensors bind to forward arguments "
-                   "by name (import-torchscript)"),
+                   "by name (import-torchscript, import-export)"),
     llvm::cl::value_desc("file"), llvm::cl::init(""));
 static llvm::cl::opt<std::string> inputShapes(
     "input-shapes",
@@ -37,54 +39,68 @@ static llvm::cl::opt<std::string> floatType(
                    "f64; or bf16 / bf16-autocast: f32 parameters and loss, "
                    "bf16 compute (an f32 import followed by "
                    "glimmer-mixed-precision, policy bf16 or autocast) "
-                   "(import-torchscript; default: as traced)"),
+                   "(import-torchscript, import-export; default: as traced)"),
     llvm::cl::value_desc("f32|f64|bf16|bf16-autocast"), llvm::cl::init(""));
 static llvm::cl::opt<std::string> weightsOut(
     "weights-out",
     llvm::cl::desc("Write the model's parameters and buffers here as "
-                   "safetensors, keyed by state_dict name (import-torchscript)"),
+                   "safetensors, keyed by state_dict name (import-torchscript, import-export)"),
     llvm::cl::value_desc("file"), llvm::cl::init(""));
 
+using Importer = mlir::OwningOpRef<mlir::ModuleOp> (*)(
+    mlir::MLIRContext &, const glimmer::ImportOptions &);
+
+/// A translation that imports the input file with `importer`, then applies
+/// --dtype's mixed-precision policy.
+static mlir::TranslateSourceMgrToMLIRFunction importWith(Importer importer) {
+  return [importer](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+                    mlir::MLIRContext *context)
+             -> mlir::OwningOpRef<mlir::Operation *> {
+    glimmer::ImportOptions options;
+    options.modelPath = sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID())
+                            ->getBufferIdentifier()
+                            .str();
+    options.exampleInputsPath = exampleInputs;
+    options.inputShapes = inputShapes;
+    options.weightsOutputPath = weightsOut;
+    llvm::StringRef policy = glimmer::mixedPrecisionPolicy(floatType);
+    bool mixedPrecision = !policy.empty();
+    if (!floatType.empty() && floatType != "f32" && floatType != "f64" &&
+        !mixedPrecision) {
+      mlir::emitError(mlir::UnknownLoc::get(context))
+          << "--dtype must be f32, f64, bf16 or bf16-autocast, got '"
+          << floatType << "'";
+      return nullptr;
+    }
+    options.floatType =
+        mixedPrecision ? std::string("f32") : floatType.getValue();
+    mlir::OwningOpRef<mlir::ModuleOp> module = importer(*context, options);
+    if (!module)
+      return nullptr;
+    if (mixedPrecision) {
+      mlir::PassManager pm(context);
+      glimmer::GlimmerMixedPrecisionOptions precision;
+      precision.policy = policy.str();
+      pm.addPass(glimmer::createGlimmerMixedPrecision(precision));
+      if (mlir::failed(pm.run(*module)))
+        return nullptr;
+    }
+    return mlir::OwningOpRef<mlir::Operation *>(module.release());
+  };
+}
+
 int main(int argc, char **argv) {
+  auto importDialects = [](mlir::DialectRegistry &registry) {
+    registry.insert<glimmer::GlimmerDialect, mlir::func::FuncDialect>();
+  };
   mlir::TranslateToMLIRRegistration importTorchScript(
       "import-torchscript",
       "Import the forward of a TorchScript archive into the glimmer dialect",
-      [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
-         mlir::MLIRContext *context) -> mlir::OwningOpRef<mlir::Operation *> {
-        glimmer::ImportOptions options;
-        options.modelPath = sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID())
-                                ->getBufferIdentifier()
-                                .str();
-        options.exampleInputsPath = exampleInputs;
-        options.inputShapes = inputShapes;
-        options.weightsOutputPath = weightsOut;
-        llvm::StringRef policy = glimmer::mixedPrecisionPolicy(floatType);
-        bool mixedPrecision = !policy.empty();
-        if (!floatType.empty() && floatType != "f32" && floatType != "f64" &&
-            !mixedPrecision) {
-          mlir::emitError(mlir::UnknownLoc::get(context))
-              << "--dtype must be f32, f64, bf16 or bf16-autocast, got '"
-              << floatType << "'";
-          return nullptr;
-        }
-        options.floatType = mixedPrecision ? std::string("f32") : floatType.getValue();
-        mlir::OwningOpRef<mlir::ModuleOp> module =
-            glimmer::importTorchScript(*context, options);
-        if (!module)
-          return nullptr;
-        if (mixedPrecision) {
-          mlir::PassManager pm(context);
-          glimmer::GlimmerMixedPrecisionOptions precision;
-          precision.policy = policy.str();
-          pm.addPass(glimmer::createGlimmerMixedPrecision(precision));
-          if (mlir::failed(pm.run(*module)))
-            return nullptr;
-        }
-        return mlir::OwningOpRef<mlir::Operation *>(module.release());
-      },
-      [](mlir::DialectRegistry &registry) {
-        registry.insert<glimmer::GlimmerDialect, mlir::func::FuncDialect>();
-      });
+      importWith(glimmer::importTorchScript), importDialects);
+  mlir::TranslateToMLIRRegistration importExport(
+      "import-export",
+      "Import a torch.export archive (.pt2) into the glimmer dialect",
+      importWith(glimmer::importExportedProgram), importDialects);
   mlir::TranslateFromMLIRRegistration emitCpp(
       "emit-cpp",
       "Lower glimmer functions to runtime calls and print them as C++",

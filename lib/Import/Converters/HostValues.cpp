@@ -46,6 +46,41 @@ void OpConverter::registerHostValueConverters() {
     }
     setOut(n, 0, Imp::ofInt(shape[normDim(in(n, 1).asInt(), shape.size())]));
   };
+  // torch.export's sizes: sym_size.int(self, dim), sym_numel(self).
+  C["aten::sym_size"] = [this](OpCall *n) {
+    auto shape = shapeOf(tensorIn(n, 0));
+    setOut(n, 0, Imp::ofInt(shape[normDim(in(n, 1).asInt(), shape.size())]));
+  };
+  C["aten::sym_numel"] = [this](OpCall *n) {
+    setOut(n, 0, Imp::ofInt(numElements(shapeOf(tensorIn(n, 0)))));
+  };
+  // Checks torch.export inserts, evaluated at import time. A dtype check
+  // passes for a float tensor whose precision --dtype overrides.
+  C["aten::_assert_tensor_metadata"] = [this](OpCall *n) {
+    MValue t = tensorIn(n, 0);
+    Imp &size = in(n, 1), &dtype = in(n, 3);
+    if (size.kind == Imp::List && intList(size) != std::vector<int64_t>(
+                                                       shapeOf(t).begin(),
+                                                       shapeOf(t).end()))
+      fail("the tensor has shape " + shapeString(shapeOf(t)) +
+           " where the program asserts " + shapeString(intList(size)));
+    if (dtype.kind == Imp::Int) {
+      Type expected = elementTypeFor(c10::ScalarType(dtype.asInt()));
+      bool overridden = floatOverride && mlir::isa<mlir::FloatType>(expected);
+      if (!overridden && expected != elemOf(t))
+        fail("the tensor's element type differs from the one the program "
+             "asserts");
+    }
+  };
+  C["aten::_assert_scalar"] = [this](OpCall *n) {
+    Imp &cond = in(n, 0);
+    if (!cond.isNumber())
+      fail("a run-time assertion on a value that is not known at compile "
+           "time");
+    if (cond.asInt() == 0)
+      fail("assertion failed: " + (in(n, 1).kind == Imp::Str ? in(n, 1).s
+                                                              : std::string()));
+  };
   C["aten::dim"] = [this](OpCall *n) {
     setOut(n, 0, Imp::ofInt(shapeOf(tensorIn(n, 0)).size()));
   };

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Example inputs and extra archives for the torch.export importer's tests.
+
+    python make_export_programs.py OUTDIR
+
+writes into OUTDIR, beside the archives of make_export_fixtures.py:
+
+  mlp.batch.safetensors      x: 2x4 f32, the shape mlp.pt2 was exported with
+  mlp.wide.safetensors       x: 3x4 f32 (mlp.pt2's batch dimension is static)
+  dynamic.batch7.safetensors x: 7x6 f32, idx: [0, 2] (dynamic.pt2's batch
+                             dimension is torch.export.Dim in [2, 64])
+  dynamic.batch80.safetensors
+                             x: 80x6 f32, outside that range
+  custom_op.pt2              a module calling a custom operator
+                             (glimmer_test::scale, defined here with
+                             torch.library), which LibTorch's dispatcher does
+                             not know when the importer runs
+  custom_op.batch.safetensors
+"""
+
+import os
+import sys
+
+import torch
+from safetensors.torch import save_file
+
+
+@torch.library.custom_op("glimmer_test::scale", mutates_args=())
+def scale(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+@scale.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+class CustomOp(torch.nn.Module):
+    def forward(self, x):
+        return scale(x) + 1  # the unsupported op
+
+
+def main(outdir):
+    os.makedirs(outdir, exist_ok=True)
+    out = lambda name: os.path.join(outdir, name)
+    torch.manual_seed(0)
+    save_file({"x": torch.randn(2, 4)}, out("mlp.batch.safetensors"))
+    save_file({"x": torch.randn(3, 4)}, out("mlp.wide.safetensors"))
+    idx = torch.tensor([0, 2])
+    save_file({"x": torch.randn(7, 6), "idx": idx}, out("dynamic.batch7.safetensors"))
+    save_file({"x": torch.randn(80, 6), "idx": idx}, out("dynamic.batch80.safetensors"))
+    x = torch.randn(2, 3)
+    program = torch.export.export(CustomOp(), (x,), strict=False)
+    torch.export.save(program, out("custom_op.pt2"))
+    save_file({"x": x}, out("custom_op.batch.safetensors"))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(sys.argv[1])
