@@ -11,6 +11,9 @@ OUTDIR:
   mlp_meta.pt2     the same MLP built on the meta device (no payloads)
   dynamic.pt2      a module with a dynamic batch dimension (torch.export.Dim)
                    whose nodes take many argument kinds
+  joint.pt2        the joint forward-backward graph of a linear layer with a
+                   cross-entropy loss (loss and gradient outputs)
+  cond.pt2         torch.cond, whose branches are subgraphs
   not_zip.pt2      a text file
   truncated.pt2    the first half of mlp.pt2
   torchscript.pt2  a TorchScript archive (a zip, but not a torch.export one)
@@ -40,6 +43,7 @@ import warnings
 import zipfile
 
 import torch
+from torch.export.experimental import _export_forward_backward
 
 
 class MLP(torch.nn.Module):
@@ -76,6 +80,20 @@ class Dynamic(torch.nn.Module):
         g = z[:, idx]  # optional tensors
         ones = torch.ones(b, 2, device="cpu")
         return g.transpose(0, 1).contiguous(), ones, self.table * self.offset
+
+
+class Loss(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+
+    def forward(self, x, y):
+        return (torch.nn.functional.cross_entropy(self.fc(x), y),)
+
+
+class Cond(torch.nn.Module):
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, torch.sin, torch.cos, (x,))
 
 
 def export(module, args, path, dynamic_shapes=None):
@@ -183,6 +201,13 @@ def main(outdir):
         out("dynamic.pt2"),
         dynamic_shapes={"x": {0: batch}, "idx": None},
     )
+
+    loss = torch.export.export(
+        Loss(), (torch.randn(3, 4), torch.tensor([0, 1, 1])), strict=False
+    )
+    joint = _export_forward_backward(loss.run_decompositions())
+    torch.export.save(joint, out("joint.pt2"))
+    export(Cond(), (torch.randn(3),), out("cond.pt2"))
 
     mlp = out("mlp.pt2")
     with open(out("not_zip.pt2"), "w") as f:
