@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <cassert>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -196,9 +197,12 @@ struct Argument {
                std::vector<SymFloatArg>, std::vector<SymBoolArg>>
       value;
 
+  /// The value, as the type that `kind` holds.
   template <typename T>
   const T &get() const {
-    return std::get<T>(value);
+    const T *v = std::get_if<T>(&value);
+    assert(v && "the argument's kind holds another type (see ArgKind)");
+    return *v;
   }
 };
 

@@ -96,6 +96,17 @@ class Cond(torch.nn.Module):
         return torch.cond(x.sum() > 0, torch.sin, torch.cos, (x,))
 
 
+class Pickled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        from torch.testing._internal.two_tensor import TwoTensor
+
+        self.w = torch.nn.Parameter(TwoTensor(torch.ones(2), torch.ones(2)))
+
+    def forward(self, x):
+        return x + self.w
+
+
 def export(module, args, path, dynamic_shapes=None):
     program = torch.export.export(
         module, args, dynamic_shapes=dynamic_shapes, strict=False
@@ -137,18 +148,6 @@ def bogus_kind(model):
     arg["as_bogus"] = arg.pop("as_tensor")
 
 
-def zero_payload_headers(src, dst):
-    with zipfile.ZipFile(src) as z:
-        offsets = [i.header_offset for i in z.infolist()
-                   if "/data/weights/weight_" in i.filename]
-    with open(src, "rb") as f:
-        data = bytearray(f.read())
-    for offset in offsets:
-        data[offset : offset + 30] = bytes(30)
-    with open(dst, "wb") as f:
-        f.write(data)
-
-
 def drop_fc2_bias(name, data):
     if name.endswith("/data/weights/model_weights_config.json"):
         config = json.loads(data)
@@ -172,15 +171,18 @@ def bad_signature(model):
     specs[0], specs[1] = specs[1], specs[0]
 
 
-class Pickled(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        from torch.testing._internal.two_tensor import TwoTensor
-
-        self.w = torch.nn.Parameter(TwoTensor(torch.ones(2), torch.ones(2)))
-
-    def forward(self, x):
-        return x + self.w
+def zero_payload_headers(src, dst):
+    """Copies `src` to `dst` with the fixed 30-byte local header of each
+    weight record zeroed."""
+    with zipfile.ZipFile(src) as z:
+        offsets = [i.header_offset for i in z.infolist()
+                   if "/data/weights/weight_" in i.filename]
+    with open(src, "rb") as f:
+        data = bytearray(f.read())
+    for offset in offsets:
+        data[offset : offset + 30] = bytes(30)
+    with open(dst, "wb") as f:
+        f.write(data)
 
 
 def main(outdir):
