@@ -206,6 +206,10 @@ struct Argument {
   }
 };
 
+/// The name of the graph value an argument refers to: a tensor's, a
+/// symbolic value's or a custom object's; empty for a literal or a list.
+std::string getValueName(const Argument &arg);
+
 /// How an input was passed to the operator (schema.py's ArgumentKind).
 enum class Passing { Unknown, Positional, Keyword };
 
