@@ -30,6 +30,7 @@ namespace {
 // Enums and scalars
 //===----------------------------------------------------------------------===//
 
+/// The values schema.py's ScalarType defines: 0-13 and 28-32.
 ScalarType readScalarType(const Field &f) {
   int64_t v = f.getInt();
   if ((v >= 0 && v <= 13) || (v >= 28 && v <= 32))
