@@ -201,8 +201,14 @@ void Printer::printArg(const Argument &arg) {
 
 void Printer::printNode(const Node &node) {
   os << "  node " << node.name << " = " << node.target << "\n";
-  for (const NamedArgument &in : node.inputs) {
-    os << "    in " << in.name << " = ";
+  for (const auto &[i, in] : llvm::enumerate(node.inputs)) {
+    // Higher-order ops' inputs have no schema names; they are positional.
+    os << "    in ";
+    if (in.name.empty())
+      os << "#" << i;
+    else
+      os << in.name;
+    os << " = ";
     printArg(in.arg);
     if (in.passing == Passing::Keyword)
       os << " (keyword)";

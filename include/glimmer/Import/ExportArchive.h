@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <cassert>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -196,11 +197,18 @@ struct Argument {
                std::vector<SymFloatArg>, std::vector<SymBoolArg>>
       value;
 
+  /// The value, as the type that `kind` holds.
   template <typename T>
   const T &get() const {
-    return std::get<T>(value);
+    const T *v = std::get_if<T>(&value);
+    assert(v && "the argument's kind holds another type (see ArgKind)");
+    return *v;
   }
 };
+
+/// The name of the graph value an argument refers to: a tensor's, a
+/// symbolic value's or a custom object's; empty for a literal or a list.
+std::string getValueName(const Argument &arg);
 
 /// How an input was passed to the operator (schema.py's ArgumentKind).
 enum class Passing { Unknown, Positional, Keyword };

@@ -16,11 +16,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "ExportJson.h"
+#include "JsonField.h"
 
 #include "llvm/ADT/StringSwitch.h"
-
-#include <cmath>
-#include <limits>
 
 using namespace glimmer::pt2;
 using namespace glimmer::pt2::detail;
@@ -28,119 +26,11 @@ using json = nlohmann::json;
 
 namespace {
 
-/// A JSON value and its path from the document's root, for messages.
-struct Field {
-  const json &value;
-  std::string path;
-
-  [[noreturn]] void fail(const std::string &message) const {
-    throw SchemaError(message + " at '" + (path.empty() ? "<root>" : path) +
-                      "'");
-  }
-
-  void expect(bool ok, const char *what) const {
-    if (!ok)
-      fail(std::string("expected ") + what + ", got " + value.type_name());
-  }
-
-  std::string child(llvm::StringRef key) const {
-    return path.empty() ? key.str() : path + "." + key.str();
-  }
-
-  /// Member `key`, which must exist.
-  Field at(const char *key) const {
-    expect(value.is_object(), "an object");
-    auto it = value.find(key);
-    if (it == value.end())
-      throw SchemaError("missing field '" + child(key) + "'");
-    return {*it, child(key)};
-  }
-
-  /// Member `key`, or nothing when it is absent or null.
-  std::optional<Field> find(const char *key) const {
-    expect(value.is_object(), "an object");
-    auto it = value.find(key);
-    if (it == value.end() || it->is_null())
-      return std::nullopt;
-    return Field{*it, child(key)};
-  }
-
-  std::vector<Field> elements() const {
-    expect(value.is_array(), "a list");
-    std::vector<Field> out;
-    for (size_t i = 0; i < value.size(); ++i)
-      out.push_back({value[i], path + "[" + std::to_string(i) + "]"});
-    return out;
-  }
-
-  std::vector<std::pair<std::string, Field>> members() const {
-    expect(value.is_object(), "an object");
-    std::vector<std::pair<std::string, Field>> out;
-    for (auto it = value.begin(); it != value.end(); ++it)
-      out.push_back({it.key(), {it.value(), child(it.key())}});
-    return out;
-  }
-
-  /// The one member of a union.
-  std::pair<std::string, Field> alternative() const {
-    expect(value.is_object(), "an object");
-    if (value.size() != 1)
-      fail("expected one member (a union), got " +
-           std::to_string(value.size()));
-    auto it = value.begin();
-    return {it.key(), {it.value(), child(it.key())}};
-  }
-
-  int64_t getInt() const {
-    expect(value.is_number_integer(), "an integer");
-    return value.get<int64_t>();
-  }
-
-  double getFloat() const {
-    if (value.is_string()) {
-      const std::string &s = value.get_ref<const std::string &>();
-      if (s == "Infinity")
-        return std::numeric_limits<double>::infinity();
-      if (s == "-Infinity")
-        return -std::numeric_limits<double>::infinity();
-      if (s == "NaN")
-        return std::numeric_limits<double>::quiet_NaN();
-    }
-    expect(value.is_number(), "a number");
-    return value.get<double>();
-  }
-
-  bool getBool() const {
-    expect(value.is_boolean(), "a bool");
-    return value.get<bool>();
-  }
-
-  std::string getString() const {
-    expect(value.is_string(), "a string");
-    return value.get<std::string>();
-  }
-
-  template <typename T, typename F>
-  std::vector<T> list(F &&read) const {
-    std::vector<T> out;
-    for (const Field &e : elements())
-      out.push_back(read(e));
-    return out;
-  }
-
-  template <typename T, typename F>
-  std::map<std::string, T> map(F &&read) const {
-    std::map<std::string, T> out;
-    for (const auto &[key, v] : members())
-      out.emplace(key, read(v));
-    return out;
-  }
-};
-
 //===----------------------------------------------------------------------===//
 // Enums and scalars
 //===----------------------------------------------------------------------===//
 
+/// The values schema.py's ScalarType defines: 0-13 and 28-32.
 ScalarType readScalarType(const Field &f) {
   int64_t v = f.getInt();
   if ((v >= 0 && v <= 13) || (v >= 28 && v <= 32))
@@ -448,25 +338,6 @@ Graph readGraph(const Field &f) {
 // Signature
 //===----------------------------------------------------------------------===//
 
-/// The name of a user input or output: a tensor's, a symbolic value's or a
-/// custom object's; empty for a literal.
-std::string nameOf(const Argument &arg) {
-  switch (arg.kind) {
-  case ArgKind::Tensor:
-    return arg.get<std::string>();
-  case ArgKind::SymInt:
-    return arg.get<SymIntArg>().name;
-  case ArgKind::SymFloat:
-    return arg.get<SymFloatArg>().name;
-  case ArgKind::SymBool:
-    return arg.get<SymBoolArg>().name;
-  case ArgKind::CustomObj:
-    return arg.get<CustomObjArg>().name;
-  default:
-    return "";
-  }
-}
-
 /// ConstantValue: a union of none, int, float, string and bool.
 Argument readConstantValue(const Field &f) {
   auto [key, v] = f.alternative();
@@ -505,7 +376,7 @@ InputSpec readInputSpec(const Field &f) {
   switch (s.kind) {
   case InputSpec::UserInput:
     s.value = readArgument(v.at("arg"));
-    s.name = nameOf(s.value);
+    s.name = getValueName(s.value);
     break;
   case InputSpec::ConstantInput:
     s.name = v.at("name").getString();
@@ -541,7 +412,7 @@ OutputSpec readOutputSpec(const Field &f) {
   if (key == "user_output") {
     s.kind = OutputSpec::UserOutput;
     s.value = readArgument(v.at("arg"));
-    s.name = nameOf(s.value);
+    s.name = getValueName(s.value);
     return s;
   }
   if (key == "loss_output") {
@@ -593,72 +464,6 @@ Payload readPayloadMeta(const Field &f) {
   return p;
 }
 
-//===----------------------------------------------------------------------===//
-// References
-//===----------------------------------------------------------------------===//
-
-/// Checks that the tensors `arg` names are values of `graph`.
-void checkTensorRefs(const Graph &graph, const Argument &arg,
-                     const std::string &path) {
-  auto check = [&](const std::optional<std::string> &name) {
-    if (name && !graph.tensorValues.count(*name))
-      throw SchemaError("tensor '" + *name +
-                        "' is not in the graph's tensor_values at '" + path +
-                        "'");
-  };
-  switch (arg.kind) {
-  case ArgKind::Tensor:
-    return check(arg.get<std::string>());
-  case ArgKind::Tensors:
-    for (const std::string &name : arg.get<std::vector<std::string>>())
-      check(name);
-    return;
-  case ArgKind::OptionalTensor:
-    return check(arg.get<std::optional<std::string>>());
-  case ArgKind::OptionalTensors:
-    for (const auto &name : arg.get<std::vector<std::optional<std::string>>>())
-      check(name);
-    return;
-  default:
-    return;
-  }
-}
-
-void checkGraph(const Graph &graph, const std::string &path) {
-  for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    const Node &node = graph.nodes[i];
-    std::string nodePath = path + ".nodes[" + std::to_string(i) + "]";
-    for (size_t j = 0; j < node.inputs.size(); ++j) {
-      const Argument &arg = node.inputs[j].arg;
-      std::string argPath = nodePath + ".inputs[" + std::to_string(j) + "]";
-      checkTensorRefs(graph, arg, argPath);
-      if (arg.kind == ArgKind::Graph)
-        checkGraph(*arg.get<GraphArg>().graph, argPath + ".arg.as_graph.graph");
-    }
-    for (size_t j = 0; j < node.outputs.size(); ++j)
-      checkTensorRefs(graph, node.outputs[j],
-                      nodePath + ".outputs[" + std::to_string(j) + "]");
-  }
-}
-
-/// The graph's inputs (outputs) are the signature's, in order.
-template <typename Spec>
-void checkSpecs(const std::vector<Argument> &values,
-                const std::vector<Spec> &specs, const char *valuesPath,
-                const char *specsPath) {
-  if (values.size() != specs.size())
-    throw SchemaError(std::string(valuesPath) + " has " +
-                      std::to_string(values.size()) + " entries but " +
-                      specsPath + " has " + std::to_string(specs.size()));
-  for (size_t i = 0; i < specs.size(); ++i) {
-    std::string name = nameOf(values[i]);
-    if (!name.empty() && name != specs[i].name)
-      throw SchemaError(std::string(valuesPath) + "[" + std::to_string(i) +
-                        "] is '" + name + "' but " + specsPath + "[" +
-                        std::to_string(i) + "] names '" + specs[i].name + "'");
-  }
-}
-
 } // namespace
 
 void detail::readSchemaVersion(const json &root, ExportedProgram &program) {
@@ -679,12 +484,7 @@ void detail::readProgram(const json &root, ExportedProgram &program) {
   program.opsetVersion = f.at("opset_version").map<int64_t>(readInt);
   program.rangeConstraints =
       f.at("range_constraints").map<RangeConstraint>(readRangeConstraint);
-  checkGraph(program.graph, "graph_module.graph");
-  checkSpecs(program.graph.inputs, program.inputSpecs,
-             "graph_module.graph.inputs", "graph_module.signature.input_specs");
-  checkSpecs(program.graph.outputs, program.outputSpecs,
-             "graph_module.graph.outputs",
-             "graph_module.signature.output_specs");
+  checkProgram(program);
   if (auto verifiers = f.find("verifiers"))
     program.verifiers = verifiers->list<std::string>(readString);
   if (auto torchVersion = f.find("torch_version"))

@@ -30,6 +30,11 @@ void readSchemaVersion(const nlohmann::json &root, ExportedProgram &program);
 /// Reads everything else of an ExportedProgram JSON into `program`.
 void readProgram(const nlohmann::json &root, ExportedProgram &program);
 
+/// Checks what the schema cannot say: every tensor a node names is a tensor
+/// value of its graph, and the graph's inputs and outputs are the
+/// signature's, in order. readProgram runs it.
+void checkProgram(const ExportedProgram &program);
+
 /// Reads a payload config ({"config": {name: PayloadMeta}}). The records'
 /// sizes are left for the caller, which has the archive.
 std::map<std::string, Payload> readPayloadConfig(const nlohmann::json &root);

@@ -11,6 +11,9 @@ OUTDIR:
   mlp_meta.pt2     the same MLP built on the meta device (no payloads)
   dynamic.pt2      a module with a dynamic batch dimension (torch.export.Dim)
                    whose nodes take many argument kinds
+  joint.pt2        the joint forward-backward graph of a linear layer with a
+                   cross-entropy loss (loss and gradient outputs)
+  cond.pt2         torch.cond, whose branches are subgraphs
   not_zip.pt2      a text file
   truncated.pt2    the first half of mlp.pt2
   torchscript.pt2  a TorchScript archive (a zip, but not a torch.export one)
@@ -40,6 +43,7 @@ import warnings
 import zipfile
 
 import torch
+from torch.export.experimental import _export_forward_backward
 
 
 class MLP(torch.nn.Module):
@@ -76,6 +80,31 @@ class Dynamic(torch.nn.Module):
         g = z[:, idx]  # optional tensors
         ones = torch.ones(b, 2, device="cpu")
         return g.transpose(0, 1).contiguous(), ones, self.table * self.offset
+
+
+class Loss(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+
+    def forward(self, x, y):
+        return (torch.nn.functional.cross_entropy(self.fc(x), y),)
+
+
+class Cond(torch.nn.Module):
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, torch.sin, torch.cos, (x,))
+
+
+class Pickled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        from torch.testing._internal.two_tensor import TwoTensor
+
+        self.w = torch.nn.Parameter(TwoTensor(torch.ones(2), torch.ones(2)))
+
+    def forward(self, x):
+        return x + self.w
 
 
 def export(module, args, path, dynamic_shapes=None):
@@ -119,18 +148,6 @@ def bogus_kind(model):
     arg["as_bogus"] = arg.pop("as_tensor")
 
 
-def zero_payload_headers(src, dst):
-    with zipfile.ZipFile(src) as z:
-        offsets = [i.header_offset for i in z.infolist()
-                   if "/data/weights/weight_" in i.filename]
-    with open(src, "rb") as f:
-        data = bytearray(f.read())
-    for offset in offsets:
-        data[offset : offset + 30] = bytes(30)
-    with open(dst, "wb") as f:
-        f.write(data)
-
-
 def drop_fc2_bias(name, data):
     if name.endswith("/data/weights/model_weights_config.json"):
         config = json.loads(data)
@@ -154,15 +171,18 @@ def bad_signature(model):
     specs[0], specs[1] = specs[1], specs[0]
 
 
-class Pickled(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        from torch.testing._internal.two_tensor import TwoTensor
-
-        self.w = torch.nn.Parameter(TwoTensor(torch.ones(2), torch.ones(2)))
-
-    def forward(self, x):
-        return x + self.w
+def zero_payload_headers(src, dst):
+    """Copies `src` to `dst` with the fixed 30-byte local header of each
+    weight record zeroed."""
+    with zipfile.ZipFile(src) as z:
+        offsets = [i.header_offset for i in z.infolist()
+                   if "/data/weights/weight_" in i.filename]
+    with open(src, "rb") as f:
+        data = bytearray(f.read())
+    for offset in offsets:
+        data[offset : offset + 30] = bytes(30)
+    with open(dst, "wb") as f:
+        f.write(data)
 
 
 def main(outdir):
@@ -183,6 +203,13 @@ def main(outdir):
         out("dynamic.pt2"),
         dynamic_shapes={"x": {0: batch}, "idx": None},
     )
+
+    loss = torch.export.export(
+        Loss(), (torch.randn(3, 4), torch.tensor([0, 1, 1])), strict=False
+    )
+    joint = _export_forward_backward(loss.run_decompositions())
+    torch.export.save(joint, out("joint.pt2"))
+    export(Cond(), (torch.randn(3),), out("cond.pt2"))
 
     mlp = out("mlp.pt2")
     with open(out("not_zip.pt2"), "w") as f:
