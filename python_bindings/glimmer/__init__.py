@@ -5,8 +5,9 @@ context parallelism.
     with glimmer.SpmdContext(dp_shard=2, cp=2):
         assert glimmer.SpmdContext.current().cp == 2
 
-Compile a TorchScript model and train it in-process on the CPU (the code
-paths of `glimmer-train`):
+Compile a model (a torch.nn.Module, which is exported with torch.export; a
+torch.export program or .pt2 archive; or TorchScript) and train it
+in-process on the CPU (the code paths of `glimmer-train`):
 
     with glimmer.SpmdContext():
         program = glimmer.compile("model.pt", "batch.safetensors")
@@ -136,10 +137,14 @@ def compile(model, example_inputs=None, *, dtype="f32", optimizer="adamw",
             lr=1e-3, weight_decay=None, betas=(0.9, 0.999), eps=1e-8,
             max_norm=0.0, grad_accum=1, cache_dir=None, verbose=False,
             tp_plan=None, pp_split=None):
-    """Compiles a TorchScript model for training under the active
-    SpmdContext and returns a Program.
+    """Compiles a model for training under the active SpmdContext and
+    returns a Program.
 
-    model: path of a TorchScript archive (.pt) or a torch.jit.ScriptModule.
+    model: a torch.nn.Module (exported with torch.export.export(model, (),
+        example_inputs, strict=False); needs example_inputs), a
+        torch.export.ExportedProgram, the path of a torch.export archive
+        (.pt2) or of a TorchScript archive (.pt), or a
+        torch.jit.ScriptModule.
     example_inputs: a safetensors path, or a dict of forward argument name ->
         torch.Tensor / numpy array; fixes the shapes and dtypes the program
         is compiled for. When None, the first batch given to train() or
@@ -211,11 +216,13 @@ class Program:
         self._current = None  # the _driver.Program last compiled or run
         self._trainer = None  # _driver.Trainer
         self._trainer_config = None  # the configuration it was compiled for
-        self.model_path = self._model_path(model)
+        self.model_path = self._model_path(model, example_inputs)
         if example_inputs is None:
             self.example_inputs = None
             if not os.path.exists(self.model_path):
-                raise CompileError(f"cannot open TorchScript file "
+                kind = ("torch.export archive" if self.model_path.endswith(".pt2")
+                        else "TorchScript file")
+                raise CompileError(f"cannot open {kind} "
                                    f"'{self.model_path}': no such file")
         else:
             self.example_inputs = self._example_path(example_inputs)
@@ -223,23 +230,50 @@ class Program:
 
     # -- inputs --
 
-    def _model_path(self, model):
+    def _model_path(self, model, example_inputs):
         if isinstance(model, (str, os.PathLike)):
             return os.path.abspath(os.fspath(model))
         torch = sys.modules.get("torch")
         if torch is not None and isinstance(model, torch.jit.ScriptModule):
             path = os.path.join(self._tmp.name, "model.pt")
             with warnings.catch_warnings():
-                # torch 2.11 deprecates TorchScript; it is our input format.
+                # torch 2.11 deprecates TorchScript; it is still an input
+                # format.
                 warnings.simplefilter("ignore", DeprecationWarning)
                 torch.jit.save(model, path)
             return path
         if torch is not None and isinstance(model, torch.nn.Module):
-            raise TypeError("glimmer.compile takes TorchScript: pass "
-                            "torch.jit.script(model) or torch.jit.trace("
-                            "model, inputs), or the path of a saved archive")
-        raise TypeError("glimmer.compile: model must be a path or a "
-                        f"torch.jit.ScriptModule, got {type(model).__name__}")
+            if example_inputs is None:
+                raise TypeError("glimmer.compile exports a torch.nn.Module "
+                                "with torch.export on its example inputs: "
+                                "pass example_inputs")
+            model = torch.export.export(
+                model, (), self._example_tensors(example_inputs),
+                strict=False)
+        if torch is not None and isinstance(model,
+                                            torch.export.ExportedProgram):
+            path = os.path.join(self._tmp.name, "model.pt2")
+            torch.export.save(model, path)
+            return path
+        raise TypeError("glimmer.compile: model must be a path, a "
+                        "torch.nn.Module, a torch.export.ExportedProgram or "
+                        f"a torch.jit.ScriptModule, got {type(model).__name__}")
+
+    @staticmethod
+    def _example_tensors(inputs):
+        """Example inputs as name -> torch.Tensor, for torch.export."""
+        torch = sys.modules["torch"]
+        if isinstance(inputs, (str, os.PathLike)):
+            tensors, _ = _read_safetensors(os.fspath(inputs))
+        elif isinstance(inputs, Mapping):
+            tensors = inputs
+        else:
+            raise TypeError("example inputs must be a safetensors path or a "
+                            "dict of name -> tensor, got "
+                            f"{type(inputs).__name__}")
+        return {name: value if isinstance(value, torch.Tensor)
+                else torch.from_numpy(_np().array(value))
+                for name, value in tensors.items()}
 
     def _example_path(self, inputs):
         if isinstance(inputs, (str, os.PathLike)):
