@@ -13,6 +13,7 @@
 #include "glimmer_rt/Safetensors.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <cmath>
 #include <limits>
@@ -130,6 +131,21 @@ bool OpConverter::setFloatType(const std::string &name) {
     return false;
   }
   return true;
+}
+
+void OpConverter::finishFunction(mlir::func::FuncOp func,
+                                 llvm::ArrayRef<MValue> results) {
+  mlir::func::ReturnOp::create(b, loc, results);
+  llvm::SmallVector<Type> resultTypes;
+  for (MValue r : results)
+    resultTypes.push_back(r.getType());
+  func.setType(b.getFunctionType(func.getArgumentTypes(), resultTypes));
+  llvm::SmallVector<mlir::Operation *> ops;
+  for (mlir::Operation &op : func.getBody().front())
+    ops.push_back(&op);
+  for (mlir::Operation *op : llvm::reverse(ops))
+    if (mlir::isOpTriviallyDead(op))
+      op->erase();
 }
 
 bool OpConverter::convert(OpCall &call) {

@@ -16,6 +16,7 @@
 #include "glimmer/Dialect/Glimmer/IR/GlimmerOps.h"
 #include "glimmer_contract/DType.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 
@@ -150,6 +151,9 @@ protected:
   /// Sets the --dtype override ("f32", "f64", or empty for none); emits an
   /// error and returns false for another name.
   bool setFloatType(const std::string &name);
+  /// Returns `results` from `func` at `loc`, sets its result types, and
+  /// erases what folding and host evaluation left unread.
+  void finishFunction(mlir::func::FuncOp func, llvm::ArrayRef<MValue> results);
   /// Converts `call` with its operator's converter; false when the table
   /// has none.
   bool convert(OpCall &call);

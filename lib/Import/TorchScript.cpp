@@ -428,19 +428,7 @@ mlir::OwningOpRef<mlir::ModuleOp> Importer::run() {
     }
   }
   loc = func.getLoc();
-  mlir::func::ReturnOp::create(b, loc, results);
-  llvm::SmallVector<Type> resultTypes;
-  for (MValue r : results)
-    resultTypes.push_back(r.getType());
-  func.setType(b.getFunctionType(argTypes, resultTypes));
-
-  // Folding and host evaluation leave constants that nothing reads.
-  llvm::SmallVector<mlir::Operation *> ops;
-  for (mlir::Operation &op : *entry)
-    ops.push_back(&op);
-  for (mlir::Operation *op : llvm::reverse(ops))
-    if (mlir::isOpTriviallyDead(op))
-      op->erase();
+  finishFunction(func, results);
 
   if (!options.weightsOutputPath.empty() && failed(writeWeights()))
     return nullptr;

@@ -18,6 +18,7 @@
 
 #include "../ExampleInputs.h"
 #include "../OpConverter.h"
+#include "SizeExpr.h"
 #include "glimmer/Import/ExportArchive.h"
 #include "glimmer_contract/Attributes.h"
 #include "glimmer_rt/Safetensors.h"
@@ -127,8 +128,15 @@ private:
 
   /// Loads the example inputs; each must name a user input.
   LogicalResult loadExamples();
-  LogicalResult bindSizes(const std::string &name, const pt2::TensorMeta &meta,
-                          RankedTensorType example);
+  /// Binds each size symbol an input dimension is to the example's size,
+  /// checked against the symbol's range and its other dimensions.
+  LogicalResult bindSymbols(const std::string &name,
+                            const pt2::TensorMeta &meta,
+                            RankedTensorType example);
+  /// Checks the example's sizes against the fixed and computed sizes the
+  /// program was exported with (after bindSymbols of every input).
+  LogicalResult checkSizes(const std::string &name, const pt2::TensorMeta &meta,
+                           RankedTensorType example);
   Type elementType(pt2::ScalarType t);
   Imp valueOf(const pt2::Argument &arg);
   Imp tensorNamed(const std::string &name);
@@ -249,13 +257,12 @@ Imp ExportImporter::symInt(const pt2::SymIntArg &arg) {
     fail("symbolic size '" + arg.name + "' is not defined");
   if (!sym->second.isSymbolic())
     return Imp::ofInt(sym->second.value);
-  if (std::optional<std::string> s = sym->second.getSymbolName()) {
-    auto value = symbols.find(*s);
-    if (value != symbols.end())
-      return Imp::ofInt(value->second);
-  }
-  fail("symbolic size '" + arg.name + "' (" + sym->second.expr +
-       ") is not a size of an example input");
+  std::string error;
+  std::optional<int64_t> value =
+      evaluateSizeExpr(sym->second.expr, symbols, error);
+  if (!value)
+    fail("symbolic size '" + arg.name + "': " + error);
+  return Imp::ofInt(*value);
 }
 
 Imp ExportImporter::valueOf(const pt2::Argument &arg) {
@@ -324,10 +331,28 @@ Imp ExportImporter::valueOf(const pt2::Argument &arg) {
       fail("an argument of unknown dtype");
     return Imp::ofInt(int64_t(*s));
   }
-  case K::MemoryFormat:
+  case K::MemoryFormat: {
+    // LibTorch's numbering, as TorchScript passes it.
+    using M = pt2::MemoryFormat;
+    switch (arg.get<pt2::MemoryFormat>()) {
+    case M::ContiguousFormat:
+      return Imp::ofInt(int64_t(c10::MemoryFormat::Contiguous));
+    case M::PreserveFormat:
+      return Imp::ofInt(int64_t(c10::MemoryFormat::Preserve));
+    case M::ChannelsLast:
+      return Imp::ofInt(int64_t(c10::MemoryFormat::ChannelsLast));
+    case M::ChannelsLast3d:
+      return Imp::ofInt(int64_t(c10::MemoryFormat::ChannelsLast3d));
+    case M::Unknown:
+      break;
+    }
+    fail("an argument of unknown memory format");
+  }
   case K::Layout:
-    // Converters read neither: the program is functional and dense.
-    return Imp::ofInt(0);
+    if (arg.get<pt2::Layout>() != pt2::Layout::Strided)
+      fail("a " + pt2::getLayoutName(arg.get<pt2::Layout>()).str() +
+           " layout argument (only dense, strided tensors are supported)");
+    return Imp::ofInt(int64_t(c10::Layout::Strided));
   case K::Device:
     return Imp::with(Imp::Device, &Imp::s, arg.get<pt2::Device>().type);
   default:
@@ -421,43 +446,31 @@ void ExportImporter::convertNode(const pt2::Node &node) {
   }
 }
 
-LogicalResult ExportImporter::bindSizes(const std::string &name,
-                                        const pt2::TensorMeta &meta,
-                                        RankedTensorType example) {
+/// The exported sizes of `meta` as text: [s77, 4].
+static std::string exportedShape(const pt2::TensorMeta &meta) {
+  std::string s = "[";
+  for (size_t k = 0; k < meta.sizes.size(); ++k) {
+    const pt2::SymInt &d = meta.sizes[k];
+    std::optional<std::string> sym = d.getSymbolName();
+    s += (k ? ", " : "") +
+         (d.isSymbolic() ? (sym ? *sym : d.expr) : std::to_string(d.value));
+  }
+  return s + "]";
+}
+
+LogicalResult ExportImporter::bindSymbols(const std::string &name,
+                                          const pt2::TensorMeta &meta,
+                                          RankedTensorType example) {
   auto shape = example.getShape();
-  auto exported = [&] {
-    std::string s = "[";
-    for (size_t k = 0; k < meta.sizes.size(); ++k) {
-      const pt2::SymInt &d = meta.sizes[k];
-      std::optional<std::string> sym = d.getSymbolName();
-      s += (k ? ", " : "") +
-           (d.isSymbolic() ? (sym ? *sym : d.expr) : std::to_string(d.value));
-    }
-    return s + "]";
-  };
   if (meta.sizes.size() != shape.size())
     return mlir::emitError(fileLoc)
-           << "input '" << name << "' was exported with shape " << exported()
-           << " but the example input has shape " << shapeString(shape);
+           << "input '" << name << "' was exported with shape "
+           << exportedShape(meta) << " but the example input has shape "
+           << shapeString(shape);
   for (size_t k = 0; k < shape.size(); ++k) {
-    const pt2::SymInt &d = meta.sizes[k];
-    if (!d.isSymbolic()) {
-      if (d.value != shape[k])
-        return mlir::emitError(fileLoc)
-               << "input '" << name << "' was exported with shape "
-               << exported() << " (dimension " << k << " fixed at " << d.value
-               << "), but the example input has shape " << shapeString(shape)
-               << "; export it with a dynamic dimension (torch.export.Dim) "
-                  "to train on other sizes";
-      continue;
-    }
-    std::optional<std::string> sym = d.getSymbolName();
+    std::optional<std::string> sym = meta.sizes[k].getSymbolName();
     if (!sym)
-      return mlir::emitError(fileLoc)
-             << "input '" << name << "' dimension " << k
-             << " has the symbolic size " << d.expr
-             << ", which cannot be specialised from the example input (only "
-                "a dimension that is a single symbol can)";
+      continue;
     auto [it, inserted] = symbols.try_emplace(*sym, shape[k]);
     if (!inserted && it->second != shape[k])
       return mlir::emitError(fileLoc)
@@ -478,6 +491,45 @@ LogicalResult ExportImporter::bindSizes(const std::string &name,
              << (range->second.max ? std::to_string(*range->second.max)
                                    : std::string("inf"))
              << "]";
+  }
+  return success();
+}
+
+LogicalResult ExportImporter::checkSizes(const std::string &name,
+                                         const pt2::TensorMeta &meta,
+                                         RankedTensorType example) {
+  auto shape = example.getShape();
+  for (size_t k = 0; k < shape.size(); ++k) {
+    const pt2::SymInt &d = meta.sizes[k];
+    if (!d.isSymbolic()) {
+      if (d.value != shape[k])
+        return mlir::emitError(fileLoc)
+               << "input '" << name << "' was exported with shape "
+               << exportedShape(meta) << " (dimension " << k << " fixed at "
+               << d.value << "), but the example input has shape "
+               << shapeString(shape)
+               << "; export it with a dynamic dimension (torch.export.Dim) "
+                  "to train on other sizes";
+      continue;
+    }
+    if (d.getSymbolName())
+      continue; // bound by bindSymbols
+    // A size computed from other inputs' sizes (a derived Dim).
+    std::string error;
+    std::optional<int64_t> value = evaluateSizeExpr(d.expr, symbols, error);
+    if (!value)
+      return mlir::emitError(fileLoc)
+             << "input '" << name << "' dimension " << k
+             << " has a symbolic size that cannot be specialised from the "
+                "example inputs: "
+             << error;
+    if (*value != shape[k])
+      return mlir::emitError(fileLoc)
+             << "input '" << name << "' dimension " << k << " is "
+             << *value
+             << " from the sizes of the other inputs, but the example "
+                "input's is "
+             << shape[k];
   }
   return success();
 }
@@ -547,6 +599,17 @@ mlir::OwningOpRef<mlir::ModuleOp> ExportImporter::run() {
   std::vector<Arg> args;
   std::vector<std::pair<std::string, Imp>> literals;
   std::vector<std::pair<std::string, std::string>> constants;
+  for (const pt2::InputSpec &spec : program.inputSpecs) {
+    if (spec.kind != pt2::InputSpec::UserInput ||
+        spec.value.kind != pt2::ArgKind::Tensor)
+      continue;
+    auto type = examples.type(spec.name, fileLoc,
+                              [&](Type t) { return overrideFloat(t); });
+    const pt2::TensorMeta *meta = program.graph.getTensor(spec.name);
+    if (failed(type) ||
+        (*type && meta && failed(bindSymbols(spec.name, *meta, **type))))
+      return nullptr;
+  }
   try {
     for (const pt2::InputSpec &spec : program.inputSpecs) {
       switch (spec.kind) {
@@ -568,7 +631,7 @@ mlir::OwningOpRef<mlir::ModuleOp> ExportImporter::run() {
           return nullptr;
         }
         const pt2::TensorMeta *meta = program.graph.getTensor(spec.name);
-        if (!meta || failed(bindSizes(spec.name, *meta, **type)))
+        if (!meta || failed(checkSizes(spec.name, *meta, **type)))
           return nullptr;
         Type exported = elementType(meta->dtype);
         if (exported != (*type)->getElementType()) {
@@ -701,19 +764,7 @@ mlir::OwningOpRef<mlir::ModuleOp> ExportImporter::run() {
     }
     results.push_back(it->second.tensor);
   }
-  mlir::func::ReturnOp::create(b, fileLoc, results);
-  llvm::SmallVector<Type> resultTypes;
-  for (MValue r : results)
-    resultTypes.push_back(r.getType());
-  func.setType(b.getFunctionType(argTypes, resultTypes));
-
-  // Host evaluation leaves constants that nothing reads.
-  llvm::SmallVector<mlir::Operation *> ops;
-  for (mlir::Operation &op : *entry)
-    ops.push_back(&op);
-  for (mlir::Operation *op : llvm::reverse(ops))
-    if (mlir::isOpTriviallyDead(op))
-      op->erase();
+  finishFunction(func, results);
 
   if (!options.weightsOutputPath.empty() && failed(writeWeights()))
     return nullptr;

@@ -16,6 +16,13 @@ writes into OUTDIR, beside the archives of make_export_fixtures.py:
                              torch.library), which LibTorch's dispatcher does
                              not know when the importer runs
   custom_op.batch.safetensors
+  derived.pt2                two inputs whose batch dimensions are b and 2*b
+                             (a derived torch.export.Dim)
+  derived.batch.safetensors
+  derived.bad.safetensors    x: 3x4, y: 5x4 (y's batch must be 6)
+  masked.pt2                 x[mask], whose size torch.export records as
+                             data-dependent (an unbacked symbol)
+  masked.batch.safetensors
 """
 
 import os
@@ -40,6 +47,16 @@ class CustomOp(torch.nn.Module):
         return scale(x) + 1  # the unsupported op
 
 
+class Masked(torch.nn.Module):
+    def forward(self, x, mask):
+        return x[mask].sum()
+
+
+class Derived(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.cat([x, x]) + y
+
+
 def main(outdir):
     os.makedirs(outdir, exist_ok=True)
     out = lambda name: os.path.join(outdir, name)
@@ -53,6 +70,18 @@ def main(outdir):
     program = torch.export.export(CustomOp(), (x,), strict=False)
     torch.export.save(program, out("custom_op.pt2"))
     save_file({"x": x}, out("custom_op.batch.safetensors"))
+    b = torch.export.Dim("b", min=2, max=32)
+    x, y = torch.randn(3, 4), torch.randn(6, 4)
+    program = torch.export.export(
+        Derived(), (x, y), dynamic_shapes={"x": {0: b}, "y": {0: 2 * b}},
+        strict=False)
+    torch.export.save(program, out("derived.pt2"))
+    save_file({"x": x, "y": y}, out("derived.batch.safetensors"))
+    save_file({"x": x, "y": torch.randn(5, 4)}, out("derived.bad.safetensors"))
+    x, mask = torch.randn(4, 3), torch.tensor([True, False, True, True])
+    program = torch.export.export(Masked(), (x, mask), strict=False)
+    torch.export.save(program, out("masked.pt2"))
+    save_file({"x": x, "mask": mask}, out("masked.batch.safetensors"))
 
 
 if __name__ == "__main__":
