@@ -59,7 +59,7 @@ start=$SECONDS
 cd "$SAN_BUILD"
 if [ "$MODE" = ci ]; then
   log "building unit tests and fuzz targets ($SAN_BUILD)"
-  ninja -C "$SAN_BUILD" GlimmerUnitTests GlimmerRuntimeTests glimmer-fuzzers >&2
+  ninja -C "$SAN_BUILD" glimmer-unittest-binaries glimmer-fuzzers >&2
   log "built in $((SECONDS - start)) s; running unit tests and fuzz smoke runs"
   ctest --output-on-failure -L 'unit|fuzz'
 else
