@@ -37,6 +37,8 @@ void OpConverter::registerCastConverters() {
     }
     castTo(n, elementTypeFor(c10::ScalarType(dtype->asInt())));
   };
+  // _to_copy(self, *, dtype, layout, device, ...): the Core ATen cast.
+  C["aten::_to_copy"] = C["aten::to"];
   C["aten::type_as"] = [this, castTo](OpCall *n) {
     castTo(n, elemOf(tensorIn(n, 1)));
   };

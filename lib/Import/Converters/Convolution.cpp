@@ -55,7 +55,9 @@ void OpConverter::registerConvolutionConverters() {
   C["aten::_convolution"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0), w = tensorIn(n, 1);
     MValue bias = in(n, 2).kind == Imp::Tensor ? in(n, 2).tensor : MValue();
-    bool full = n->kind() == "aten::_convolution";
+    // _convolution and convolution (Core ATen) share their first nine
+    // arguments: ..., transposed, output_padding, groups.
+    bool full = n->kind() != "aten::conv2d";
     if (full && in(n, 6).asInt() != 0)
       fail("transposed convolution is not supported");
     int64_t groups = full ? in(n, 8).asInt() : in(n, 6).asInt();
@@ -63,6 +65,7 @@ void OpConverter::registerConvolutionConverters() {
                         intList(in(n, 5)), groups));
   };
   C["aten::conv2d"] = C["aten::_convolution"];
+  C["aten::convolution"] = C["aten::_convolution"];
   // nn.Conv2d(padding="valid" / "same"): the padding as numbers. "same"
   // pads (k - 1) / 2 on each side, symmetric for odd kernels at stride 1
   // (PyTorch allows "same" at stride 1 only).

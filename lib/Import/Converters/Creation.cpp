@@ -30,6 +30,10 @@ void OpConverter::registerCreationConverters() {
     fillLike(n, intList(in(n, 0)), v.kind == Imp::Float ? f32() : i64(),
              v.asDouble());
   };
+  // scalar_tensor(s, *, dtype): a zero-dim tensor (f32 by default).
+  C["aten::scalar_tensor"] = [this, fillLike](OpCall *n) {
+    fillLike(n, {}, f32(), in(n, 0).asDouble());
+  };
   auto likeShape = [this](OpCall *n) {
     auto s = shapeOf(tensorIn(n, 0));
     return std::vector<int64_t>(s.begin(), s.end());

@@ -249,6 +249,39 @@ void OpConverter::convertMaskedScatter(OpCall *n) {
 void OpConverter::registerIndexingConverters() {
   auto &C = converters;
   C["aten::index"] = [this](OpCall *n) { convertIndex(n); };
+  // gather(self, dim, index): out[i] = self[i with i_dim = index[i]]. One row
+  // gather of the flattened tensor at the linear index sum_k i_k * stride_k,
+  // with index[i] for i_dim (checked against self's size there).
+  C["aten::gather"] = [this](OpCall *n) {
+    MValue x = tensorIn(n, 0), index = tensorIn(n, 2);
+    auto s = shapeOf(x);
+    auto out = shapeOf(index);
+    int64_t dim = normDim(in(n, 1).asInt(), s.size());
+    if (out.size() != s.size())
+      fail("gather's index must have the rank of its input");
+    std::vector<int64_t> shape(out.begin(), out.end());
+    MValue idx = CheckIndicesOp::create(b, loc, convert(index, i64()),
+                                        b.getI64IntegerAttr(s[dim]),
+                                        b.getStringAttr("gather"),
+                                        mlir::IntegerAttr());
+    MValue linear;
+    int64_t stride = 1;
+    for (int64_t k = int64_t(s.size()) - 1; k >= 0; --k) {
+      MValue at = k == dim ? idx
+                           : MValue(IotaOp::create(b, loc,
+                                                   tensorType(shape, i64()),
+                                                   b.getI64IntegerAttr(k)));
+      MValue term = stride == 1
+                        ? at
+                        : MValue(MulOp::create(
+                              b, loc, at, splat(shape, i64(), double(stride))));
+      linear = linear ? MValue(AddOp::create(b, loc, linear, term)) : term;
+      stride *= s[k];
+    }
+    int64_t count = numElements(shape);
+    MValue rows = gatherRows(reshape(x, {numElements(s)}), reshape(linear, {count}));
+    setTensor(n, reshape(rows, shape));
+  };
   C["aten::index_select"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     int64_t dim = normDim(in(n, 1).asInt(), shapeOf(x).size());

@@ -29,6 +29,18 @@ void OpConverter::registerModelOpConverters() {
     setTensor(n, matmul(tensorIn(n, 0), tensorIn(n, 1)));
   };
   C["aten::mm"] = C["aten::matmul"];
+  // addmm(self, mat1, mat2, *, beta=1, alpha=1) = beta * self + alpha *
+  // (mat1 @ mat2), the Core ATen form of a linear layer with a bias.
+  C["aten::addmm"] = [this](OpCall *n) {
+    MValue product = matmul(tensorIn(n, 1), tensorIn(n, 2));
+    Imp self = in(n, 0);
+    if (n->numInputs() > 3 && in(n, 3).asDouble() != 1.0)
+      self = Imp::ofTensor(binary<MulOp>(self, in(n, 3)));
+    Imp scaled = Imp::ofTensor(product);
+    if (n->numInputs() > 4 && in(n, 4).asDouble() != 1.0)
+      scaled = Imp::ofTensor(binary<MulOp>(scaled, in(n, 4)));
+    setTensor(n, binary<AddOp>(self, scaled));
+  };
   C["aten::bmm"] = C["aten::matmul"];
   C["aten::embedding"] = [this](OpCall *n) {
     MValue table = tensorIn(n, 0), ids = tensorIn(n, 1);
@@ -49,6 +61,29 @@ void OpConverter::registerModelOpConverters() {
     setTensor(n, LayerNormOp::create(
                      b, loc, x.getType(), x, convert(w, elemOf(x)),
                      convert(bias, elemOf(x)), b.getF64FloatAttr(eps)));
+  };
+  // native_layer_norm(input, normalized_shape, weight, bias, eps) ->
+  // (out, mean, rstd): the Core ATen form; mean and rstd (over the last
+  // dimension, kept) for the graphs that read them.
+  C["aten::native_layer_norm"] = [this](OpCall *n) {
+    converters["aten::layer_norm"](n);
+    MValue x = tensorIn(n, 0);
+    int64_t last = int64_t(shapeOf(x).size()) - 1;
+    auto meanOf = [&](MValue v) {
+      MValue sum = reduce(ReductionKind::Sum, v, {last}, true);
+      return MValue(DivOp::create(
+          b, loc, sum,
+          splat(shapeOf(sum), elemOf(sum), double(shapeOf(x).back()))));
+    };
+    MValue mean = meanOf(x);
+    MValue centered = SubOp::create(b, loc, x, broadcastTo(mean, shapeOf(x)));
+    MValue var = meanOf(MulOp::create(b, loc, centered, centered));
+    MValue rstd = RsqrtOp::create(
+        b, loc,
+        AddOp::create(b, loc, var,
+                      splat(shapeOf(var), elemOf(var), in(n, 4).asDouble())));
+    setOut(n, 1, Imp::ofTensor(mean));
+    setOut(n, 2, Imp::ofTensor(rstd));
   };
   C["aten::rms_norm"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);

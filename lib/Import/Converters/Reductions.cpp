@@ -74,6 +74,8 @@ void OpConverter::registerReductionConverters() {
     int64_t dim = normDim(in(n, 1).asInt(), shapeOf(x).size());
     setTensor(n, SoftmaxOp::create(b, loc, x, b.getI64IntegerAttr(dim)));
   };
+  // The Core ATen forms: _softmax(self, dim, half_to_float).
+  C["aten::_softmax"] = C["aten::softmax"];
   C["aten::log_softmax"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     x = convert(x, dtypeOr(n, elemOf(x)));
@@ -81,4 +83,5 @@ void OpConverter::registerReductionConverters() {
     MValue p = SoftmaxOp::create(b, loc, x, b.getI64IntegerAttr(dim));
     setTensor(n, LogOp::create(b, loc, p));
   };
+  C["aten::_log_softmax"] = C["aten::log_softmax"];
 }
