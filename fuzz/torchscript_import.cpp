@@ -28,6 +28,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <caffe2/serialize/inline_container.h>
 
@@ -65,12 +66,9 @@ bool mutatesArchiveBytes() {
 // Records that a mutation may change: TorchScript sources and tensor
 // storages. Pickles, debug info and the format's own records stay as they
 // are.
-bool isMutableRecord(const std::string &name) {
-  auto endsWith = [&](const char *suffix) {
-    size_t n = std::strlen(suffix);
-    return name.size() >= n && name.compare(name.size() - n, n, suffix) == 0;
-  };
-  return endsWith(".py") || name.rfind("data/", 0) == 0;
+bool isSource(llvm::StringRef name) { return name.ends_with(".py"); }
+bool isMutableRecord(llvm::StringRef name) {
+  return isSource(name) || name.starts_with("data/");
 }
 
 // Records the writer adds itself on writeEndOfFile.
@@ -112,8 +110,7 @@ std::optional<std::string> mutateOneRecord(const uint8_t *data, size_t size,
       if (i == pick) {
         // Sources may grow by up to 64 bytes; storages keep their size (the
         // pickle names their element count).
-        bool source = names[i].size() > 3 &&
-                      names[i].compare(names[i].size() - 3, 3, ".py") == 0;
+        bool source = isSource(names[i]);
         size_t capacity = source ? n + 64 : n;
         bytes.resize(std::max<size_t>(capacity, 1));
         size_t m = LLVMFuzzerMutate(bytes.data(), n, bytes.size());

@@ -5,6 +5,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 
@@ -88,6 +89,18 @@ std::vector<std::string> ExampleInputs::names() const {
     for (const InputShape &s : shapes)
       out.push_back(s.name);
   return out;
+}
+
+mlir::LogicalResult
+ExampleInputs::checkNames(const std::vector<std::string> &accepted,
+                          llvm::StringRef what, llvm::StringRef plural,
+                          mlir::Location loc) const {
+  for (const std::string &name : names())
+    if (std::find(accepted.begin(), accepted.end(), name) == accepted.end())
+      return mlir::emitError(loc)
+             << "example input '" << name << "' matches no " << what << " ("
+             << plural << ": " << joinNames(accepted) << ")";
+  return mlir::success();
 }
 
 mlir::FailureOr<std::optional<mlir::RankedTensorType>> ExampleInputs::type(

@@ -32,6 +32,11 @@ public:
                            const ImportOptions &options);
   /// The names the inputs are given under, in their order.
   std::vector<std::string> names() const;
+  /// Fails (emitting at `loc`) when an example input names none of
+  /// `accepted`: "example input 'x' matches no <what> (<plural>: a, b)".
+  mlir::LogicalResult checkNames(const std::vector<std::string> &accepted,
+                                 llvm::StringRef what, llvm::StringRef plural,
+                                 mlir::Location loc) const;
   /// Where they come from: the batch's path or "--input-shapes".
   const std::string &source() const { return sourceName; }
   /// The type of input `name`, its floating-point element type passed

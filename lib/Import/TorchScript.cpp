@@ -196,14 +196,10 @@ Importer::bindInputs(llvm::SmallVectorImpl<Type> &argTypes,
   std::vector<std::string> forwardNames;
   for (size_t i = 1; i < schema.arguments().size(); ++i)
     forwardNames.push_back(schema.arguments()[i].name());
+  if (failed(examples.checkNames(forwardNames, "argument of forward",
+                                 "arguments", unknown)))
+    return failure();
   std::vector<std::string> provided = examples.names();
-  for (const std::string &name : provided)
-    if (std::find(forwardNames.begin(), forwardNames.end(), name) ==
-        forwardNames.end())
-      return mlir::emitError(unknown)
-             << "example input '" << name
-             << "' matches no argument of forward (arguments: "
-             << joinNames(forwardNames) << ")";
 
   const glimmer_rt::SafetensorsFile *batch = examples.batch();
   for (size_t i = 1; i < schema.arguments().size(); ++i) {

@@ -16,8 +16,8 @@
 
 #include "glimmer/Import/Export.h"
 
-#include "../ExampleInputs.h"
-#include "../OpConverter.h"
+#include "ExampleInputs.h"
+#include "OpConverter.h"
 #include "SizeExpr.h"
 #include "glimmer/Import/ExportArchive.h"
 #include "glimmer_contract/Attributes.h"
@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -124,10 +125,15 @@ public:
 
 private:
   class NodeCall;
-  friend class NodeCall;
+  /// A user input's example type and exported metadata.
+  struct UserInput {
+    RankedTensorType type;
+    const pt2::TensorMeta *meta;
+  };
 
-  /// Loads the example inputs; each must name a user input.
-  LogicalResult loadExamples();
+  /// Loads the example inputs (each must name a user input) and types
+  /// every tensor user input from them, its size symbols bound.
+  LogicalResult typeUserInputs();
   /// Binds each size symbol an input dimension is to the example's size,
   /// checked against the symbol's range and its other dimensions.
   LogicalResult bindSymbols(const std::string &name,
@@ -155,6 +161,9 @@ private:
   std::map<std::string, Imp> env;
   /// The value of each size symbol, from the example inputs.
   std::map<std::string, int64_t> symbols;
+  /// The tensor user inputs by name, in the signature's order.
+  llvm::MapVector<std::string, UserInput, std::map<std::string, unsigned>>
+      userInputs;
   /// Parameters and buffers as arguments: (state_dict name, is parameter).
   std::vector<std::pair<std::string, bool>> state;
   /// Where the program was exported (the archive's location).
@@ -534,20 +543,49 @@ LogicalResult ExportImporter::checkSizes(const std::string &name,
   return success();
 }
 
-LogicalResult ExportImporter::loadExamples() {
+LogicalResult ExportImporter::typeUserInputs() {
   if (failed(examples.load(ctx, options)))
     return failure();
   std::vector<std::string> userNames;
   for (const pt2::InputSpec &spec : program.inputSpecs)
     if (spec.kind == pt2::InputSpec::UserInput && !spec.name.empty())
       userNames.push_back(spec.name);
-  std::vector<std::string> provided = examples.names();
-  for (const std::string &name : provided)
-    if (llvm::find(userNames, name) == userNames.end())
+  if (failed(examples.checkNames(userNames, "input of the exported program",
+                                 "inputs", fileLoc)))
+    return failure();
+  // Every input's symbols are bound before any input's sizes are checked:
+  // a derived size may use a symbol a later input gives.
+  for (const pt2::InputSpec &spec : program.inputSpecs) {
+    if (spec.kind != pt2::InputSpec::UserInput ||
+        spec.value.kind != pt2::ArgKind::Tensor)
+      continue;
+    auto type = examples.type(spec.name, fileLoc,
+                              [&](Type t) { return overrideFloat(t); });
+    if (failed(type))
+      return failure();
+    if (!*type)
       return mlir::emitError(fileLoc)
-             << "example input '" << name
-             << "' matches no input of the exported program (inputs: "
-             << joinNames(userNames) << ")";
+             << "input '" << spec.name << "' has no example input in '"
+             << examples.source()
+             << "' (it provides: " << joinNames(examples.names()) << ")";
+    const pt2::TensorMeta *meta = program.graph.getTensor(spec.name);
+    if (!meta)
+      return mlir::emitError(fileLoc)
+             << "input '" << spec.name << "' has no tensor metadata";
+    if (failed(bindSymbols(spec.name, *meta, **type)))
+      return failure();
+    userInputs[spec.name] = {**type, meta};
+  }
+  for (const auto &[name, input] : userInputs) {
+    if (failed(checkSizes(name, *input.meta, input.type)))
+      return failure();
+    Type exported = elementType(input.meta->dtype);
+    if (exported != input.type.getElementType())
+      return mlir::emitError(fileLoc)
+             << "input '" << name << "' was exported as "
+             << pt2::getScalarTypeName(input.meta->dtype)
+             << " but the example input is " << input.type.getElementType();
+  }
   return success();
 }
 
@@ -587,8 +625,13 @@ mlir::OwningOpRef<mlir::ModuleOp> ExportImporter::run() {
     return nullptr;
   }
   program = std::move(*read);
-  if (failed(loadExamples()))
+  try {
+    if (failed(typeUserInputs()))
+      return nullptr;
+  } catch (const ImportError &e) {
+    mlir::emitError(fileLoc) << e.message;
     return nullptr;
+  }
 
   // Arguments: user inputs (in the signature's order), then parameters and
   // buffers by state_dict name.
@@ -599,51 +642,16 @@ mlir::OwningOpRef<mlir::ModuleOp> ExportImporter::run() {
   std::vector<Arg> args;
   std::vector<std::pair<std::string, Imp>> literals;
   std::vector<std::pair<std::string, std::string>> constants;
-  for (const pt2::InputSpec &spec : program.inputSpecs) {
-    if (spec.kind != pt2::InputSpec::UserInput ||
-        spec.value.kind != pt2::ArgKind::Tensor)
-      continue;
-    auto type = examples.type(spec.name, fileLoc,
-                              [&](Type t) { return overrideFloat(t); });
-    const pt2::TensorMeta *meta = program.graph.getTensor(spec.name);
-    if (failed(type) ||
-        (*type && meta && failed(bindSymbols(spec.name, *meta, **type))))
-      return nullptr;
-  }
   try {
     for (const pt2::InputSpec &spec : program.inputSpecs) {
       switch (spec.kind) {
-      case pt2::InputSpec::UserInput: {
-        if (spec.value.kind != pt2::ArgKind::Tensor) {
+      case pt2::InputSpec::UserInput:
+        if (spec.value.kind != pt2::ArgKind::Tensor)
           literals.push_back({spec.name, valueOf(spec.value)});
-          break;
-        }
-        auto type = examples.type(spec.name, fileLoc, [&](Type t) {
-          return overrideFloat(t);
-        });
-        if (failed(type))
-          return nullptr;
-        if (!*type) {
-          mlir::emitError(fileLoc)
-              << "input '" << spec.name << "' has no example input in '"
-              << examples.source()
-              << "' (it provides: " << joinNames(examples.names()) << ")";
-          return nullptr;
-        }
-        const pt2::TensorMeta *meta = program.graph.getTensor(spec.name);
-        if (!meta || failed(checkSizes(spec.name, *meta, **type)))
-          return nullptr;
-        Type exported = elementType(meta->dtype);
-        if (exported != (*type)->getElementType()) {
-          mlir::emitError(fileLoc)
-              << "input '" << spec.name << "' was exported as "
-              << pt2::getScalarTypeName(meta->dtype)
-              << " but the example input is " << (*type)->getElementType();
-          return nullptr;
-        }
-        args.push_back({spec.name, kInputAttr, spec.name, **type});
+        else
+          args.push_back({spec.name, kInputAttr, spec.name,
+                          userInputs.find(spec.name)->second.type});
         break;
-      }
       case pt2::InputSpec::Parameter:
       case pt2::InputSpec::Buffer: {
         const pt2::TensorMeta *meta = program.graph.getTensor(spec.name);

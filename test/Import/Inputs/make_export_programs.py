@@ -23,6 +23,11 @@ writes into OUTDIR, beside the archives of make_export_fixtures.py:
   masked.pt2                 x[mask], whose size torch.export records as
                              data-dependent (an unbacked symbol)
   masked.batch.safetensors
+  mlp.f64.safetensors        x: 2x4 f64 (mlp.pt2 was exported with f32)
+  mlp.rank3.safetensors      x: 2x4x1 f32
+  shared.pt2                 x and y of one dynamic batch size b
+  shared.bad.safetensors     x: 3x4, y: 4x4 (disagree on b)
+  cond.batch.safetensors     x: 3 f32 for cond.pt2 (torch.cond)
 """
 
 import os
@@ -50,6 +55,11 @@ class CustomOp(torch.nn.Module):
 class Masked(torch.nn.Module):
     def forward(self, x, mask):
         return x[mask].sum()
+
+
+class Shared(torch.nn.Module):
+    def forward(self, x, y):
+        return x + y
 
 
 class Derived(torch.nn.Module):
@@ -82,6 +92,15 @@ def main(outdir):
     program = torch.export.export(Masked(), (x, mask), strict=False)
     torch.export.save(program, out("masked.pt2"))
     save_file({"x": x, "mask": mask}, out("masked.batch.safetensors"))
+    save_file({"x": torch.randn(2, 4, dtype=torch.float64)}, out("mlp.f64.safetensors"))
+    save_file({"x": torch.randn(2, 4, 1)}, out("mlp.rank3.safetensors"))
+    b = torch.export.Dim("b", min=2, max=32)
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    program = torch.export.export(
+        Shared(), (x, y), dynamic_shapes={"x": {0: b}, "y": {0: b}}, strict=False)
+    torch.export.save(program, out("shared.pt2"))
+    save_file({"x": x, "y": torch.randn(4, 4)}, out("shared.bad.safetensors"))
+    save_file({"x": torch.randn(3)}, out("cond.batch.safetensors"))
 
 
 if __name__ == "__main__":
