@@ -74,13 +74,16 @@ DeviceScope::~DeviceScope() {
 namespace {
 std::atomic<bool> cudnnAttention{true};
 std::atomic<int64_t> cudnnCalls{0};
+std::atomic<int64_t> kernelCalls{0};
 } // namespace
 
 #ifdef GLIMMER_RT_HAVE_CUDA
 void glimmer_rt::cuda::countCudnnAttentionCall() { ++cudnnCalls; }
+void glimmer_rt::cuda::countAttentionKernelCall() { ++kernelCalls; }
 #endif
 
 int64_t glimmer_rt::cudnnAttentionCalls() { return cudnnCalls.load(); }
+int64_t glimmer_rt::attentionKernelCalls() { return kernelCalls.load(); }
 
 void glimmer_rt::setCudnnAttention(bool on) { cudnnAttention = on; }
 

@@ -63,6 +63,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <type_traits>
 
 namespace glimmer_rt {
@@ -560,6 +561,29 @@ struct IndexPositions {
   Tensor q, k;
 };
 
+/// Why cuDNN's attention cannot take these masks ("" when it can): it runs
+/// index-causal or unmasked attention only. Without cuDNN in the build,
+/// that is the reason for every call.
+std::string cudnnMaskReason(const Tensor &qPositions, const Tensor &qDocuments,
+                            const Tensor &qBlocks, int64_t window) {
+#ifndef GLIMMER_RT_HAVE_CUDNN
+  (void)qPositions, (void)qDocuments, (void)qBlocks, (void)window;
+  return "this runtime was built without cuDNN's attention (CMake found no "
+         "cudnn.h, libcudnn or cudnn_frontend.h; see docs/CudaBackend.md)";
+#else
+  if (qPositions.defined())
+    return "the mask has positions (cuDNN runs index-causal masks only)";
+  if (qDocuments.defined())
+    return "the mask has documents (cuDNN runs index-causal masks only)";
+  if (qBlocks.defined())
+    return "the mask has image blocks (cuDNN runs index-causal masks only)";
+  if (window != 0)
+    return "the mask has a sliding window (cuDNN runs index-causal masks "
+           "only)";
+  return "";
+#endif
+}
+
 #ifdef GLIMMER_RT_HAVE_CUDNN
 CudnnAttentionShape cudnnShape(const AttentionShape &s, bool causal,
                                double scale, AttentionLayout layout) {
@@ -598,14 +622,16 @@ attention(const Tensor &q, const Tensor &k, const Tensor &v,
   Tensor lse = c.empty(lseType(q.dtype()), {s.B, s.Hq, s.Tq});
   if (s.B * s.Hq * s.Tq == 0)
     return std::make_tuple(out, lse);
+  std::string why = cudnnMaskReason(qPositions, qDocuments, qBlocks, window);
 #ifdef GLIMMER_RT_HAVE_CUDNN
-  if (!qPositions.defined() && !qDocuments.defined() && !qBlocks.defined() &&
-      window == 0 &&
-      cudnnAttentionForward(op, c.device.index, c.stream,
-                            cudnnShape(s, causal, scale, layout), q, k, v, out,
-                            lse))
+  if (why.empty() && cudnnAttentionForward(op, c.device.index, c.stream,
+                                           cudnnShape(s, causal, scale, layout),
+                                           q, k, v, out, lse, why)) {
+    noteAttentionEngine(q.dtype(), "");
     return std::make_tuple(out, lse);
+  }
 #endif
+  noteAttentionEngine(q.dtype(), why);
   // The kernels below read [B, H, T, D] only.
   if (layout.any()) {
     out = lse = Tensor(); // the call makes its own
@@ -665,14 +691,20 @@ attentionGrad(const Tensor &grad, const Tensor &q, const Tensor &k,
   // output has rows.
   if (dq.numel() == 0 && dk.numel() == 0)
     return std::make_tuple(dq, dk, dv);
+  std::string why = dq.numel() == 0 || dk.numel() == 0
+                        ? "no queries or no keys"
+                        : cudnnMaskReason(qPositions, qDocuments, qBlocks,
+                                          window);
 #ifdef GLIMMER_RT_HAVE_CUDNN
-  if (dq.numel() > 0 && dk.numel() > 0 && !qPositions.defined() &&
-      !qDocuments.defined() && !qBlocks.defined() && window == 0 &&
+  if (why.empty() &&
       cudnnAttentionBackward(op, c.device.index, c.stream,
                              cudnnShape(s, causal, scale, layout), grad, q, k,
-                             v, out, lse, dq, dk, dv))
+                             v, out, lse, dq, dk, dv, why)) {
+    noteAttentionEngine(q.dtype(), "");
     return std::make_tuple(dq, dk, dv);
+  }
 #endif
+  noteAttentionEngine(q.dtype(), why);
   // The kernels below read [B, H, T, D] only.
   if (layout.any()) {
     dq = dk = dv = Tensor(); // the call makes its own

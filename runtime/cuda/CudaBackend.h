@@ -25,6 +25,7 @@
 #include <functional>
 #include <iosfwd>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 namespace glimmer_rt {
@@ -91,6 +92,15 @@ std::vector<Tensor> runFused(FusedKernels &kernels, int index,
 
 /// Counts a call cuDNN ran (cudnnAttentionCalls in Device.h).
 void countCudnnAttentionCall();
+/// Counts an attention call the runtime's kernels ran
+/// (attentionKernelCalls in Device.h).
+void countAttentionKernelCall();
+/// Records which engine ran an attention call of `dtype` on the GPU: cuDNN
+/// when `why` is empty, else the runtime's kernels, cuDNN not taking it for
+/// that reason. Says once per process which engine attention runs in, and
+/// warns once per reason when bf16 attention falls back from cuDNN (a
+/// fraction of cuDNN's speed on Hopper: docs/CudaBackend.md).
+void noteAttentionEngine(DType dtype, const std::string &why);
 
 /// Data checks of kernels on `device` issued by the calling thread: with
 /// `on`, read by the next synchronize(device) instead of at once

@@ -87,6 +87,7 @@ constexpr int64_t kDeterministicWorkspace = int64_t(256) << 20;
 struct Plan {
   std::shared_ptr<fe::graph::Graph> graph; // null: cuDNN cannot run it
   int64_t workspace = 0;
+  std::string why; // without a graph: cuDNN's reason
 };
 
 std::shared_ptr<fe::graph::Graph> newGraph() {
@@ -192,9 +193,14 @@ const Plan &planFor(DeviceCache &cache, bool backward,
   // this GPU) means "not supported here": the caller's kernels run it.
   auto build = [&](std::shared_ptr<fe::graph::Graph> g) {
     Plan plan;
-    if (g->build(handle, {fe::HeurMode_t::A}).is_good() &&
-        g->get_workspace_size(plan.workspace).is_good())
+    auto status = g->build(handle, {fe::HeurMode_t::A});
+    if (status.is_good())
+      status = g->get_workspace_size(plan.workspace);
+    if (status.is_good())
       plan.graph = std::move(g);
+    else
+      plan.why = "cuDNN has no plan for this shape (" +
+                 status.get_message() + ")";
     return plan;
   };
   if (!backward)
@@ -211,14 +217,24 @@ const Plan &planFor(DeviceCache &cache, bool backward,
   return plans.emplace(key, std::move(plan)).first->second;
 }
 
-bool usable(const CudnnAttentionShape &s,
-            std::initializer_list<const Tensor *> operands) {
-  if (!cudnnAttentionEnabled() || s.D % 8 != 0 || s.D > 256)
-    return false;
-  for (const Tensor *t : operands)
-    if (t->dtype() != DType::BF16 || !aligned16(*t))
-      return false;
-  return true;
+/// Why cuDNN cannot take these operands ("" when it can).
+std::string unusable(const CudnnAttentionShape &s,
+                     std::initializer_list<const Tensor *> operands) {
+  if (!cudnnAttentionEnabled())
+    return attentionOverride() == AttentionOverride::None
+               ? "cuDNN attention is turned off in this process (the "
+                 "Python modules turn it off when they load)"
+               : "GLIMMER_CUDA_ATTENTION selects the runtime's kernels";
+  if (s.D % 8 != 0 || s.D > 256)
+    return "head dim " + std::to_string(s.D) +
+           " (cuDNN takes multiples of 8 up to 256)";
+  for (const Tensor *t : operands) {
+    if (t->dtype() != DType::BF16)
+      return "an operand is " + t->describe() + ", not bf16";
+    if (!aligned16(*t))
+      return "an operand is not 16-byte aligned";
+  }
+  return "";
 }
 
 void run(const char *op, int device, cudaStream_t stream, cudnnHandle_t handle,
@@ -241,14 +257,17 @@ void run(const char *op, int device, cudaStream_t stream, cudnnHandle_t handle,
 bool cudnnAttentionForward(const char *op, int device, cudaStream_t stream,
                            const CudnnAttentionShape &s, const Tensor &q,
                            const Tensor &k, const Tensor &v, Tensor &out,
-                           Tensor &lse) {
-  if (!usable(s, {&q, &k, &v, &out}))
+                           Tensor &lse, std::string &why) {
+  why = unusable(s, {&q, &k, &v, &out});
+  if (!why.empty())
     return false;
   DeviceCache &cache = cacheFor(op, device);
   std::lock_guard<std::mutex> lock(cache.mutex);
   const Plan &plan = planFor(cache, /*backward=*/false, s);
-  if (!plan.graph)
+  if (!plan.graph) {
+    why = plan.why;
     return false;
+  }
   std::unordered_map<int64_t, void *> pack{
       {kQ, const_cast<void *>(q.raw())}, {kK, const_cast<void *>(k.raw())},
       {kV, const_cast<void *>(v.raw())}, {kO, out.raw()},
@@ -261,14 +280,17 @@ bool cudnnAttentionBackward(const char *op, int device, cudaStream_t stream,
                             const CudnnAttentionShape &s, const Tensor &grad,
                             const Tensor &q, const Tensor &k, const Tensor &v,
                             const Tensor &out, const Tensor &lse, Tensor &dq,
-                            Tensor &dk, Tensor &dv) {
-  if (!usable(s, {&grad, &q, &k, &v, &out, &dq, &dk, &dv}))
+                            Tensor &dk, Tensor &dv, std::string &why) {
+  why = unusable(s, {&grad, &q, &k, &v, &out, &dq, &dk, &dv});
+  if (!why.empty())
     return false;
   DeviceCache &cache = cacheFor(op, device);
   std::lock_guard<std::mutex> lock(cache.mutex);
   const Plan &plan = planFor(cache, /*backward=*/true, s);
-  if (!plan.graph)
+  if (!plan.graph) {
+    why = plan.why;
     return false;
+  }
   std::unordered_map<int64_t, void *> pack{
       {kQ, const_cast<void *>(q.raw())},
       {kK, const_cast<void *>(k.raw())},

@@ -9,7 +9,8 @@
 //
 // Each call returns false, having done nothing, when cuDNN cannot run the
 // shape (its support check fails once per shape and is remembered), so the
-// caller falls back; failures while running a supported plan throw.
+// caller falls back, with the reason in `why`; failures while running a
+// supported plan throw.
 // Operands are contiguous, each [B, H, T, D] or, as the shape's layout
 // says, sequence-major [B, T, H, D] (given to cuDNN as strides); lse is
 // [B, Hq, Tq]. dQ/dK/dV are written in full.
@@ -29,6 +30,8 @@
 
 #include <cuda_runtime.h>
 
+#include <string>
+
 namespace glimmer_rt {
 namespace cuda {
 
@@ -47,13 +50,13 @@ struct CudnnAttentionShape {
 bool cudnnAttentionForward(const char *op, int device, cudaStream_t stream,
                            const CudnnAttentionShape &s, const Tensor &q,
                            const Tensor &k, const Tensor &v, Tensor &out,
-                           Tensor &lse);
+                           Tensor &lse, std::string &why);
 
 bool cudnnAttentionBackward(const char *op, int device, cudaStream_t stream,
                             const CudnnAttentionShape &s, const Tensor &grad,
                             const Tensor &q, const Tensor &k, const Tensor &v,
                             const Tensor &out, const Tensor &lse, Tensor &dq,
-                            Tensor &dk, Tensor &dv);
+                            Tensor &dk, Tensor &dv, std::string &why);
 
 } // namespace cuda
 } // namespace glimmer_rt

@@ -108,6 +108,8 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
       resetPeakDeviceMemory(d);
       waitedBefore += hostWaitSeconds(d);
     }
+    int64_t cudnnBefore = cudnnAttentionCalls(),
+            kernelsBefore = attentionKernelCalls();
     auto start = Clock::now();
     Trainer::StepResult r = trainer.step(batch);
     double seconds =
@@ -137,6 +139,9 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
               << ",\"seconds\":" << g17(seconds)
               << ",\"peak_device_bytes\":" << peakBytes
               << ",\"host_wait_seconds\":" << g17(waited)
+              << ",\"attention_calls\":{\"cudnn\":"
+              << cudnnAttentionCalls() - cudnnBefore << ",\"gpu_kernels\":"
+              << attentionKernelCalls() - kernelsBefore << "}"
               << pipelineMetrics(program.layout(), ranks.local(), r) << "}"
               << std::endl;
   }

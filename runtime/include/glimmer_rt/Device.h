@@ -105,6 +105,9 @@ AttentionOverride attentionOverride();
 int cudnnAttentionDeterminism();
 /// Attention forward and backward calls cuDNN has run in this process.
 int64_t cudnnAttentionCalls();
+/// Attention forward and backward calls on GPUs the runtime's own kernels
+/// have run in this process.
+int64_t attentionKernelCalls();
 /// Number of CUDA devices visible (0 without the CUDA backend or a GPU).
 int cudaDeviceCount();
 /// Waits for the work queued on `device` (no-op on the CPU). Throws
