@@ -1,25 +1,24 @@
-"""Compile time of the whole pipeline for the reference VLM at 8, 32 and 128
-decoder layers.
+"""Compile time and memory of glimmer-train for the reference VLM at growing
+depth.
 
-usage: PYTHONPATH=build/python .venv/bin/python bench/compile_time.py
-           [--layers=8,32,128] [--spmd=cp=2] [--cxx-max-layers=32]
+usage: .venv/bin/python bench/compile_time.py [--layers=8,64,128] [--spmd=]
+           [--dtype=f32]
 
-For each depth: the reference VLM (examples/models/reference_vlm.py, tiny
-widths, `n_layers` decoder blocks) is traced to TorchScript, then timed
-stage by stage with the project's tools, as glimmer-train runs them:
-  import     glimmer-translate --import-torchscript
-  pipeline   glimmer-opt: recognize-vision-merge, canonicalize, cse,
-             the SPMD pipeline (glimmer-spmd-pipeline for --spmd: prepare the
-             batch and CP inputs, seed, propagate, shard parameters, partition),
-             autodiff (AdamW), canonicalize, cse
-  emit       glimmer-translate --emit-cpp
-  c++        c++ -O0 of the generated program (the driver's flags), up to
-             --cxx-max-layers layers
-Prints seconds per stage and the sizes of the IR and C++.
+For each depth: the reference VLM (examples/models/reference_vlm.py, its
+tiny default widths, `n_layers` decoder blocks) is traced to TorchScript,
+then compiled as users compile it, `glimmer-train MODEL --data=BATCH
+--steps=0` with an empty program cache (so the C++ build is timed too).
+Prints, per depth: the wall time of the whole compile, its stages as
+glimmer-train reports them (import; compile pipeline and lowering to C++;
+the C++ build), the generated C++'s size, the number of functions the
+repeated layers were outlined into, and the peak resident memory of
+glimmer-train and the compiler it runs; then the ratio of each depth's
+time to the shallowest one's.
 """
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -30,55 +29,68 @@ BIN = os.path.join(os.environ.get("GLIMMER_BUILD_DIR", os.path.join(ROOT, "build
 sys.path.insert(0, os.path.join(ROOT, "examples", "models"))
 
 
-def timed(cmd):
+def run(cmd):
+    """Runs cmd; returns (seconds, its stderr, peak RSS in bytes of it and
+    the processes it waited for)."""
     start = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{err}")
+    return seconds, err, usage.ru_maxrss * 1024
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--layers", default="8,32,128")
-    parser.add_argument("--spmd", default="cp=2")
-    parser.add_argument("--cxx-max-layers", type=int, default=128)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--layers", default="8,64,128")
+    parser.add_argument("--spmd", default="")
+    parser.add_argument("--dtype", default="f32")
     args = parser.parse_args()
 
     import torch
     from safetensors.torch import save_file
     import reference_vlm as ref
 
-    print(f"{'layers':>6}  {'import s':>8}  {'pipeline s':>10}  {'emit s':>7}  "
-          f"{'c++ s':>7}  {'IR ops':>8}  {'C++ lines':>9}")
+    print(f"reference VLM, --dtype={args.dtype}"
+          + (f", --spmd={args.spmd}" if args.spmd else ", unsharded"))
+    print(f"{'layers':>6}  {'total s':>8}  {'import s':>8}  {'passes+emit s':>13}  "
+          f"{'c++ s':>6}  {'C++ lines':>9}  {'layer fns':>9}  {'peak RSS':>9}")
+    first = None
+    rows = []
     for layers in [int(x) for x in args.layers.split(",")]:
         cfg = ref.VLMConfig(n_layers=layers)
         model = ref.build_model(cfg)
         batch = ref.make_batch(cfg, batch=2, seq_len=16, images_per_sample=1, seed=0)
+        names = ["tokens", "labels", "positions", "images"]
         with tempfile.TemporaryDirectory() as tmp:
-            names = ["tokens", "labels", "positions", "images"]
-            traced = torch.jit.trace(model, tuple(batch[n] for n in names), check_trace=False)
+            with torch.no_grad():
+                traced = torch.jit.trace(model, tuple(batch[n] for n in names),
+                                         check_trace=False)
             pt = os.path.join(tmp, "model.pt")
             torch.jit.save(traced, pt)
             data = os.path.join(tmp, "batch.safetensors")
             save_file({n: batch[n].contiguous() for n in names}, data)
-            mlir, opt, cpp, so = (os.path.join(tmp, f) for f in
-                                  ("m.mlir", "o.mlir", "p.cpp", "p.so"))
-            t_import = timed([os.path.join(BIN, "glimmer-translate"), "--import-torchscript",
-                              pt, f"--example-inputs={data}", "-o", mlir])
-            t_pipe = timed([os.path.join(BIN, "glimmer-opt"), mlir,
-                            "--glimmer-recognize-vision-merge", "--canonicalize", "--cse",
-                            f"--spmd={args.spmd}", "--glimmer-spmd-pipeline",
-                            "--canonicalize", "--glimmer-autodiff",
-                            "--canonicalize", "--cse", "-o", opt])
-            t_emit = timed([os.path.join(BIN, "glimmer-translate"), "--emit-cpp", opt, "-o", cpp])
-            ops = sum(1 for line in open(opt) if " = glimmer." in line or "glimmer." in line.strip()[:9])
-            lines = sum(1 for _ in open(cpp))
-            t_cxx = float("nan")
-            if layers <= args.cxx_max_layers:
-                t_cxx = timed(["c++", "-std=c++17", "-O0", "-fPIC", "-shared", "-w",
-                               "-I", os.path.join(ROOT, "runtime", "include"),
-                               "-I", os.path.join(ROOT, "include"), cpp, "-o", so])
-        print(f"{layers:>6}  {t_import:>8.2f}  {t_pipe:>10.2f}  {t_emit:>7.2f}  "
-              f"{t_cxx:>7.2f}  {ops:>8}  {lines:>9}", flush=True)
+            cpp = os.path.join(tmp, "program.cpp")
+            cmd = [os.path.join(BIN, "glimmer-train"), pt, f"--data={data}", "--steps=0",
+                   f"--dtype={args.dtype}", f"--cache-dir={os.path.join(tmp, 'cache')}",
+                   f"--emit-cpp={cpp}"]
+            if args.spmd:
+                cmd.append(f"--spmd={args.spmd}")
+            total, err, peak = run(cmd)
+            imported = float(re.search(r"imported in ([0-9.]+) s", err).group(1))
+            built = float(re.search(r"compiled in ([0-9.]+) s", err).group(1))
+            source = open(cpp).read()
+            lines = source.count("\n")
+            outlined = len(set(re.findall(r"static void (\w+_layer\d+)\(", source)))
+        first = first or total
+        rows.append((layers, total))
+        print(f"{layers:>6}  {total:>8.2f}  {imported:>8.2f}  {total - imported - built:>13.2f}  "
+              f"{built:>6.2f}  {lines:>9}  {outlined:>9}  {peak / 2**30:>7.2f} G", flush=True)
+    print()
+    for layers, total in rows[1:]:
+        print(f"{layers} layers: {total / rows[0][1]:.2f}x the time of {rows[0][0]}")
 
 
 if __name__ == "__main__":

@@ -206,6 +206,9 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
           {entry.getName().str(),
            cast<StringAttr>(entry.getValue()).getValue().str()});
   for (auto func : model.module->getOps<func::FuncOp>()) {
+    // Outlined layers are internal to the program.
+    if (func.isPrivate())
+      continue;
     Signature fn;
     auto toSlot = [&](DictionaryAttr attrs, Type type) -> FailureOr<Slot> {
       Slot slot;

@@ -83,13 +83,18 @@ std::string Importer::modulePath(
           continue;
         std::string child = type->getAttributeName(i);
         std::string childPath = prefix.empty() ? child : prefix + "." + child;
-        if (child == name) {
+        // The class must match too: `0` names the first entry of every
+        // Sequential and ModuleList, and the first found is often another
+        // container's.
+        c10::IValue slot = obj->getSlot(i);
+        if (child == name && (!info->class_type() || !slot.isObject() ||
+                              slot.toObject()->type() == info->class_type())) {
           path += (path.empty() ? "" : ".") + childPath;
-          current = obj->getSlot(i);
+          current = slot;
           found = true;
           break;
         }
-        queue.emplace_back(childPath, obj->getSlot(i));
+        queue.emplace_back(childPath, slot);
       }
     }
     if (!found)

@@ -63,6 +63,9 @@ LogicalResult FunctionLowering::run() {
   auto frameType = emitc::OpaqueType::get(ctx, kFrameType);
   auto emitFunc = emitc::FuncOp::create(b, func.getLoc(), func.getName(),
                                         b.getFunctionType({frameType}, {}));
+  // Outlined layers are called by the program's functions only.
+  if (func.isPrivate())
+    emitFunc.setSpecifiersAttr(b.getStrArrayAttr({"static"}));
   emitted = emitFunc;
   Block *entry = emitFunc.addEntryBlock();
   frame = entry->getArgument(0);
@@ -125,6 +128,8 @@ LogicalResult FunctionLowering::run() {
   emitc::ReturnOp::create(b, func.getLoc(), Value());
 
   // A C-linkage entry point for dlsym.
+  if (func.isPrivate())
+    return success();
   b.setInsertionPointAfter(emitFunc);
   emitc::VerbatimOp::create(b, func.getLoc(),
                             ("extern \"C\" void glimmer_entry_" +
@@ -153,6 +158,7 @@ LogicalResult FunctionLowering::lower(Operation *op) {
       })
       .Case([&](MeshOp) { return success(); })
       .Case([&](FusionOp f) { return lowerFusion(f); })
+      .Case([&](func::CallOp c) { return lowerCall(c); })
       .Case([&](ShardingConstraintOp s) {
         mapping[s.getResult()] = map(s.getInput());
         return success();
@@ -164,6 +170,29 @@ LogicalResult FunctionLowering::lower(Operation *op) {
       })
       .Default(
           [&](Operation *other) { return OpLowering(*this, other).lower(); });
+}
+
+LogicalResult FunctionLowering::lowerCall(func::CallOp call) {
+  Location loc = call.getLoc();
+  RuntimeCall inputs(b, loc, Kernel::tensorList);
+  for (Value v : call.getOperands())
+    inputs.operand(map(v));
+  Value frameInputs = inputs.build(list)[0];
+  Value outputs = RuntimeCall(b, loc, Kernel::callFunction)
+                      .literal(call.getCallee())
+                      .operand(frameInputs)
+                      .build(list)[0];
+  // The lists hold no handle past the call.
+  RuntimeCall(b, loc, Kernel::release).operand(frameInputs).build({});
+  SmallVector<Value> results;
+  for (unsigned i = 0; i < call.getNumResults(); ++i)
+    results.push_back(RuntimeCall(b, loc, Kernel::take)
+                          .operand(outputs)
+                          .integer(i)
+                          .build(tensor)[0]);
+  RuntimeCall(b, loc, Kernel::release).operand(outputs).build({});
+  bind(call, results);
+  return success();
 }
 
 LogicalResult OpLowering::lower() {

@@ -60,6 +60,9 @@ private:
   /// Lowers `op` at the builder's insertion point.
   mlir::LogicalResult lower(mlir::Operation *op);
   mlir::LogicalResult lowerFusion(FusionOp fusion);
+  /// A call of an outlined function (glimmer-outline-layers): its operands
+  /// in a frame, its results taken from it.
+  mlir::LogicalResult lowerCall(mlir::func::CallOp call);
   /// `static std::vector<Tensor> NAME(const std::vector<Tensor> &)` running
   /// the fusion's ops one by one, before the function being lowered.
   mlir::LogicalResult emitFusedOps(FusionOp fusion, llvm::StringRef name);

@@ -54,6 +54,17 @@ template <typename... Ts> std::vector<Tensor> tensorList(const Ts &...ts) {
 /// The entry point a compiled program exports (C linkage, for dlsym).
 using EntryFn = void (*)(Frame &);
 
+/// Runs a function of the program (an outlined layer) on `inputs` in a
+/// frame of its own; returns its results. The frame, and with it the
+/// inputs, is gone when the call returns.
+inline std::vector<Tensor> callFunction(void (*fn)(Frame &),
+                                        std::vector<Tensor> inputs) {
+  Frame frame;
+  frame.inputs = std::move(inputs);
+  fn(frame);
+  return std::move(frame.outputs);
+}
+
 } // namespace glimmer_rt
 
 #endif // GLIMMER_RT_PROGRAM_H

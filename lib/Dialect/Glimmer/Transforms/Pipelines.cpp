@@ -113,6 +113,9 @@ void glimmer::buildTrainPipeline(OpPassManager &pm,
   pm.addPass(createGlimmerFuseElementwise());
   // Per-parameter updates and casts share launches.
   pm.addPass(createGlimmerMultiTensor());
+  // Last: repeated layers become calls of one function each, so that the
+  // generated C++ does not grow with depth.
+  pm.addPass(createGlimmerOutlineLayers());
 }
 
 void glimmer::registerGlimmerPipelines() {

@@ -1037,6 +1037,57 @@ def GlimmerMultiTensor : Pass<"glimmer-multi-tensor", "::mlir::ModuleOp"> {
   let dependentDialects = ["::glimmer::GlimmerDialect"];
 }
 
+def GlimmerOutlineLayers : Pass<"glimmer-outline-layers", "::mlir::ModuleOp"> {
+  let summary = "Turns repeated layers into calls of one function per kind";
+  let description = [{
+    Runs last, on the final functions. Each op carries the module path the
+    importer gave it (`layers.3.attention.wq`); its layer is that path up to
+    the first numbered component (`layers.3`, `vision.layers.0`). In each
+    public function, a segment is a maximal run of one layer's ops (taking
+    in runs of at most `max-foreign` ops of no or another layer between two
+    of its own: values computed once and placed among a layer's ops), of at
+    least `min-ops` ops. Segments that compute the same thing on their own
+    inputs (the same ops, attributes and types, reading their inputs, the
+    values they use from before them, at the same positions) become calls
+    of one private function `@<function>_layer<k>` cloned from the first:
+    its arguments are those inputs, its results every value of the segment
+    that any of them uses after it. A model's layers of one kind, in the
+    forward, the backward and the recomputation, each become one function
+    called once per layer; layers that differ (a sliding-window layer beside
+    a global one) get one function per kind. Every op runs as before, in
+    the same order, so results keep their bits; the generated C++ and its
+    build no longer grow with depth. A value a call reads stays alive until
+    the call returns.
+
+    Before:
+    ```mlir
+    %h1 = glimmer.linear %h0, %w0 : ... loc("layers.0.wq")
+    %a1 = glimmer.silu %h1 : ... loc("layers.0.act")
+    %h2 = glimmer.linear %a1, %w1 : ... loc("layers.1.wq")
+    %a2 = glimmer.silu %h2 : ... loc("layers.1.act")
+    ```
+    After (with `min-ops=2`):
+    ```mlir
+    %a1 = call @grad_step_layer0(%h0, %w0) : (...) -> tensor<...>
+    %a2 = call @grad_step_layer0(%a1, %w1) : (...) -> tensor<...>
+    ...
+    func.func private @grad_step_layer0(%arg0: tensor<...>, %arg1: tensor<...>) -> tensor<...> {
+      %0 = glimmer.linear %arg0, %arg1 : ...
+      %1 = glimmer.silu %0 : ...
+      return %1 : tensor<...>
+    }
+    ```
+  }];
+  let options = [
+    Option<"minOps", "min-ops", "unsigned", /*default=*/"8",
+           "Fewest ops a segment needs to be outlined">,
+    Option<"maxForeign", "max-foreign", "unsigned", /*default=*/"3",
+           "Most ops of no or another layer a segment takes in between two "
+           "runs of its own">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def GlimmerSeedSharding : Pass<"glimmer-seed-sharding", "::mlir::ModuleOp"> {
   let summary = "Seeds the token splits and the tensor-parallel plan";
   let description = [{
