@@ -193,10 +193,10 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
               << ",\"grad_norm\":" << g17(r.gradNorm)
               << ",\"tokens_per_s\":" << g17(tps)
               << ",\"seconds\":" << g17(seconds)
+              << ",\"data_wait_seconds\":" << g17(dataWait)
+              << shardMetrics(data, shard)
               << ",\"peak_device_bytes\":" << peakBytes
               << ",\"host_wait_seconds\":" << g17(waited)
-              << shardMetrics(data, shard)
-              << ",\"data_wait_seconds\":" << g17(dataWait)
               << pipelineMetrics(program.layout(), ranks.local(), r) << "}"
               << std::endl;
   }
