@@ -13,6 +13,8 @@ in-process on the CPU (the code paths of `glimmer-train`):
         program = glimmer.compile("model.pt", "batch.safetensors")
     for r in program.train("batch.safetensors", steps=5, optimizer="adamw"):
         print(r["step"], r["loss"], r["grad_norm"])
+    program.train(loader, steps=100)     # a stream: a DataLoader of dicts,
+                                         # a list, a directory of shards
     program.parameter("output.weight")   # numpy, current value
 
 The compiler itself (`glimmer._driver`, which links LibTorch) is loaded at

@@ -109,8 +109,8 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
           << std::endl;
       if (metrics.is_open())
         metrics << "{\"step\":0,\"loss\":" << g17(loss)
-                << ",\"seconds\":" << g17(seconds)
-                << shardMetrics(data, 0) << "}\n";
+                << ",\"seconds\":" << g17(seconds) << shardMetrics(data, 0)
+                << "}\n";
     }
     return;
   }
@@ -148,9 +148,8 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
     fixed = trainer.place(readShard(0));
   else
     reader = std::make_unique<Prefetcher<Trainer::Inputs>>(
-        options.steps, /*depth=*/1, [&, first](int64_t i) {
-          return readShard(data.shardOf(first + i));
-        });
+        options.steps, /*depth=*/1,
+        [&, first](int64_t i) { return readShard(data.shardOf(first + i)); });
   for (int64_t i = 0; i < options.steps; ++i) {
     size_t shard = data.shardOf(first + i);
     // Time the step waited for its shard (0 when the reader keeps up).

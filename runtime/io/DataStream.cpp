@@ -47,8 +47,8 @@ static std::vector<std::string> listDirectory(const std::string &dir) {
 /// order.
 static std::vector<std::string> listGlob(const std::string &pattern) {
   glob_t matches{};
-  int status = glob(pattern.c_str(), GLOB_MARK | GLOB_NOSORT, nullptr,
-                    &matches);
+  int status =
+      glob(pattern.c_str(), GLOB_MARK | GLOB_NOSORT, nullptr, &matches);
   std::vector<std::string> paths;
   if (status == 0)
     for (size_t i = 0; i < matches.gl_pathc; ++i)
@@ -57,8 +57,9 @@ static std::vector<std::string> listGlob(const std::string &pattern) {
   globfree(&matches);
   if (status != 0 && status != GLOB_NOMATCH)
     throw RuntimeError("cannot expand the pattern '" + pattern + "'" +
-                       (status == GLOB_NOSPACE ? ": out of memory"
-                                               : ": a directory is unreadable"));
+                       (status == GLOB_NOSPACE
+                            ? ": out of memory"
+                            : ": a directory is unreadable"));
   // Name order as bytes, whatever the locale's collation.
   std::sort(paths.begin(), paths.end());
   if (paths.empty())

@@ -1,4 +1,4 @@
-//===- DataStream.h - Training data: one batch or a stream of shards -*- C++ -*-===//
+//===- DataStream.h - One batch or a stream of shards -----------*- C++ -*-===//
 //
 // What glimmer-train and glimmer-run train on: one batch file (every step
 // on it), or a stream of shards, each one global batch (a directory's

@@ -66,7 +66,8 @@ def main():
         seen.add(key)
         if k in breaks:
             batch = broken(batch, breaks[k])
-        save_file(batch, os.path.join(args.outdir, f"shard-{k:03d}.safetensors"))
+        path = os.path.join(args.outdir, f"shard-{k:03d}.safetensors")
+        save_file(batch, path)
 
 
 if __name__ == "__main__":
