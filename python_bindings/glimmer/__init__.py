@@ -13,6 +13,8 @@ in-process on the CPU (the code paths of `glimmer-train`):
         program = glimmer.compile("model.pt", "batch.safetensors")
     for r in program.train("batch.safetensors", steps=5, optimizer="adamw"):
         print(r["step"], r["loss"], r["grad_norm"])
+    program.train(loader, steps=100)     # a stream: a DataLoader of dicts,
+                                         # a list, a directory of shards
     program.parameter("output.weight")   # numpy, current value
 
 The compiler itself (`glimmer._driver`, which links LibTorch) is loaded at
@@ -125,6 +127,130 @@ def _to_numpy(triple):
     """A numpy array of a (dtype name, shape, bytearray) from _driver."""
     dtype, shape, data = triple
     return _np().frombuffer(data, dtype=_NP_OF[dtype]).reshape(shape)
+
+
+# --- data streams --------------------------------------------------------------
+
+_GLOB_CHARS = "*?["
+
+
+def _stream_of(data):
+    """The batches of a stream (an iterable of paths or dicts), or None when
+    `data` is one batch (a file's path or a dict)."""
+    if isinstance(data, Mapping):
+        return None
+    if isinstance(data, (str, os.PathLike)):
+        path = os.fspath(data)
+        if os.path.isdir(path):
+            shards = sorted(os.path.join(path, f) for f in os.listdir(path)
+                            if f.endswith(".safetensors") and
+                            not os.path.isdir(os.path.join(path, f)))
+            if not shards:
+                raise ValueError(f"the directory '{path}' holds no "
+                                 ".safetensors shard")
+            return shards
+        if not os.path.exists(path) and any(c in path for c in _GLOB_CHARS):
+            import glob
+            shards = sorted(p for p in glob.glob(path) if not os.path.isdir(p))
+            if not shards:
+                raise ValueError(f"the pattern '{path}' matches no file")
+            return shards
+        return None
+    try:
+        iter(data)
+    except TypeError:
+        raise TypeError("data must be a safetensors path, a dict of name -> "
+                        "tensor, a directory, a glob pattern or an iterable "
+                        f"of batches, got {type(data).__name__}") from None
+    return data
+
+
+def _cycle(stream):
+    """(index in the epoch, batch) of `stream`, iterated again after each
+    epoch, without end."""
+    epoch = 0
+    while True:
+        count = 0
+        for item in stream:
+            yield count, item
+            count += 1
+        if count == 0:
+            raise ValueError(
+                "the data stream yields no batch" if epoch == 0 else
+                "the data stream yields no batch when iterated again for "
+                f"epoch {epoch + 1} (an iterator is used up after one pass: "
+                "pass a re-iterable, such as a list or a DataLoader, or "
+                "fewer steps)")
+        epoch += 1
+
+
+def _repeat(item, count):
+    for _ in range(count):
+        yield item
+
+
+def _chain_first(first, items, count, read):
+    """`first`, then the next `count - 1` of `items` read with `read`, as
+    (index, batch)."""
+    if count == 0:
+        return
+    yield first
+    for _ in range(count - 1):
+        index, item = next(items)
+        yield index, read(item)[0]
+
+
+class _Prefetcher:
+    """Iterates `source` on a background thread, at most one item ahead (the
+    next batch is taken from the stream and parsed while a step runs, with
+    the GIL released). An exception the source raises is raised again here,
+    in order."""
+
+    _END = object()
+
+    def __init__(self, source):
+        import queue
+        self._queue = queue.Queue(maxsize=1)
+        self._stop = threading.Event()
+        self._source = source
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name="glimmer-data")
+        self._thread.start()
+
+    def _put(self, item):
+        import queue
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                pass
+        return False
+
+    def _run(self):
+        try:
+            for item in self._source:
+                if not self._put((item, None)):
+                    return
+        except BaseException as e:  # raised on the consumer's thread
+            self._put((None, e))
+            return
+        self._put((self._END, None))
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        item, error = self._queue.get()
+        if error is not None:
+            raise error
+        if item is self._END:
+            raise StopIteration
+        return item
+
+    def close(self):
+        self._stop.set()
+        self._thread.join()
 
 
 # --- compile ------------------------------------------------------------------
@@ -463,12 +589,21 @@ class Program:
     def train(self, data, steps=10, *, optimizer=None, lr=None,
               weight_decay=None, betas=None, eps=None, max_norm=None,
               grad_accum=None, dtype=None, callback=None):
-        """Runs `steps` optimizer steps on `data` (a safetensors path or a
-        dict of name -> tensor; the batch repeats, as in glimmer-train), each
-        on `grad_accum` micro-batches of it (see compile()). Options left
-        None keep the current configuration; a changed one recompiles.
-        Returns one dict per step: step, loss, grad_norm, seconds; calls
-        `callback(dict)` after each step when given."""
+        """Runs `steps` optimizer steps on `data`, each on `grad_accum`
+        micro-batches of its batch (see compile()). `data` is one batch, a
+        safetensors path or a dict of name -> tensor (every step trains on
+        it, as in glimmer-train); or a stream of batches: a directory (its
+        *.safetensors shards in name order), a glob pattern, or any
+        iterable of batches (paths or dicts: a list, a
+        torch.utils.data.DataLoader with batch_size=None over a dataset of
+        dicts, ...). Step k of a stream trains on its k-th batch, iterating
+        the stream again (another epoch) when `steps` outruns it; a thread
+        takes the next batch from the stream while a step runs. Every
+        batch has the shapes and dtypes the program was compiled for.
+        Options left None keep the current configuration; a changed one
+        recompiles. Returns one dict per step: step, loss, grad_norm,
+        seconds, shard (the batch's index in its stream; 0 for one batch);
+        calls `callback(dict)` after each step when given."""
         steps = int(steps)
         if steps < 0:
             raise ValueError(f"steps must not be negative, got {steps}")
@@ -479,20 +614,43 @@ class Program:
                          grad_accum=grad_accum)
             config.update({k: v for k, v in given.items() if v is not None})
             config = self._normalize(config)
-            batch, path = self._batch(data)
-            self._ensure_examples(path)
-            trainer = self._use_trainer(config)
-            self._config = config
-            results = []
-            for _ in range(steps):
-                start = time.perf_counter()
-                step, loss, grad_norm = trainer.step(batch)
-                r = {"step": step, "loss": loss, "grad_norm": grad_norm,
-                     "seconds": time.perf_counter() - start}
-                results.append(r)
-                if callback is not None:
-                    callback(r)
-            return results
+            stream = _stream_of(data)
+            if stream is None:
+                batch, path = self._batch(data)
+                batches = _repeat((0, batch), steps)
+            else:
+                # The first batch on this thread: it may be the example the
+                # program is compiled for.
+                items = _cycle(stream)
+                shard, item = next(items)
+                batch, path = self._batch(item)
+                batches = _Prefetcher(
+                    _chain_first((shard, batch), items, steps, self._batch))
+            try:
+                if path is not None:
+                    self._ensure_examples(path)
+                trainer = self._use_trainer(config)
+                self._config = config
+                results = []
+                for shard, batch in batches:
+                    start = time.perf_counter()
+                    try:
+                        step, loss, grad_norm = trainer.step(batch)
+                    except RuntimeError as e:
+                        if stream is None:
+                            raise
+                        raise RuntimeError(f"batch {shard} of the data "
+                                           f"({batch.name}): {e}") from None
+                    r = {"step": step, "loss": loss, "grad_norm": grad_norm,
+                         "seconds": time.perf_counter() - start,
+                         "shard": shard}
+                    results.append(r)
+                    if callback is not None:
+                        callback(r)
+                return results
+            finally:
+                if stream is not None:
+                    batches.close()
 
     def forward(self, data, *, dtype=None):
         """The loss of @forward on `data`, with the current parameters (the

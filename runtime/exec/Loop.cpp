@@ -2,9 +2,12 @@
 
 #include "glimmer_rt/Trainer.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -35,6 +38,14 @@ static std::string pipelineMetrics(const SpmdContext &layout,
   return os.str();
 }
 
+/// Which shard a step trained on, as JSON members: its index in the
+/// stream and its file.
+static std::string shardMetrics(const TrainingData &data, size_t shard) {
+  return ",\"shard\":" + std::to_string(shard) + ",\"shard_path\":" +
+         nlohmann::json(data.shards.paths[shard])
+             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 void glimmer_rt::applyLoopSettings(const LoopOptions &options,
                                    Backend backend) {
   if (options.tf32 && backend != Backend::CUDA)
@@ -43,8 +54,23 @@ void glimmer_rt::applyLoopSettings(const LoopOptions &options,
   setAllowTf32(options.tf32);
 }
 
+/// `body()`, with a shard's problem named by its file when `data` is a
+/// stream.
+template <typename F>
+static auto onShard(const TrainingData &data, size_t shard, F &&body)
+    -> decltype(body()) {
+  try {
+    return body();
+  } catch (const RuntimeError &e) {
+    if (!data.shards.stream)
+      throw;
+    throw RuntimeError("--data shard '" + data.shards.paths[shard] +
+                       "': " + e.message);
+  }
+}
+
 void glimmer_rt::runLoop(const CompiledProgram &program,
-                         const SafetensorsFile &data, Ranks &ranks,
+                         const TrainingData &data, Ranks &ranks,
                          const LoopOptions &options, std::ostream &out,
                          std::ostream &err) {
   // One process reports (all ranks compute the same loss and norm).
@@ -71,7 +97,9 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
   using Clock = std::chrono::steady_clock;
   if (options.forwardOnly) {
     auto start = Clock::now();
-    double loss = runForward(program, options.weightsPath, data, ranks);
+    double loss = onShard(data, 0, [&] {
+      return runForward(program, options.weightsPath, *data.first, ranks);
+    });
     double seconds =
         std::chrono::duration<double>(Clock::now() - start).count();
     if (reports) {
@@ -81,7 +109,8 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
           << std::endl;
       if (metrics.is_open())
         metrics << "{\"step\":0,\"loss\":" << g17(loss)
-                << ",\"seconds\":" << g17(seconds) << "}\n";
+                << ",\"seconds\":" << g17(seconds) << shardMetrics(data, 0)
+                << "}\n";
     }
     return;
   }
@@ -99,10 +128,38 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
     if (std::find(devices.begin(), devices.end(), ranks.device(r)) ==
         devices.end())
       devices.push_back(ranks.device(r));
-  // Every step trains on the same batch: read and copied to the devices
-  // once.
-  Trainer::Batch batch = trainer.prepare(data);
+  // The host tensors of a shard, checked against the program. The first
+  // shard stays in memory (the tools read it before compiling).
+  auto readShard = [&](size_t shard) {
+    return onShard(data, shard, [&] {
+      if (shard == 0)
+        return trainer.read(*data.first);
+      return trainer.read(*readSafetensors(data.shards.paths[shard]));
+    });
+  };
+  // Global step k trains on shard k mod N (a resumed run continues the
+  // stream). One shard: every step trains on it, read and copied to the
+  // devices once. Several: a reader thread reads and checks the next
+  // shard while a step runs.
+  int64_t first = trainer.stepsDone();
+  std::optional<Trainer::Batch> fixed;
+  std::unique_ptr<Prefetcher<Trainer::Inputs>> reader;
+  if (data.shards.paths.size() == 1)
+    fixed = trainer.place(readShard(0));
+  else
+    reader = std::make_unique<Prefetcher<Trainer::Inputs>>(
+        options.steps, /*depth=*/1,
+        [&, first](int64_t i) { return readShard(data.shardOf(first + i)); });
   for (int64_t i = 0; i < options.steps; ++i) {
+    size_t shard = data.shardOf(first + i);
+    // Time the step waited for its shard (0 when the reader keeps up).
+    auto waitStart = Clock::now();
+    std::optional<Trainer::Batch> next;
+    if (reader)
+      next = trainer.place(reader->next());
+    double dataWait =
+        std::chrono::duration<double>(Clock::now() - waitStart).count();
+    const Trainer::Batch &batch = reader ? *next : *fixed;
     double waitedBefore = 0;
     for (Device d : devices) {
       resetPeakDeviceMemory(d);
@@ -137,6 +194,8 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
               << ",\"grad_norm\":" << g17(r.gradNorm)
               << ",\"tokens_per_s\":" << g17(tps)
               << ",\"seconds\":" << g17(seconds)
+              << ",\"data_wait_seconds\":" << g17(dataWait)
+              << shardMetrics(data, shard)
               << ",\"peak_device_bytes\":" << peakBytes
               << ",\"host_wait_seconds\":" << g17(waited)
               << ",\"attention_calls\":{\"cudnn\":"

@@ -180,6 +180,10 @@ std::vector<Tensor> Trainer::bind(const Function &fn, int64_t rank,
 }
 
 Trainer::Batch Trainer::prepare(const SafetensorsFile &data) const {
+  return place(read(data));
+}
+
+Trainer::Inputs Trainer::read(const SafetensorsFile &data) const {
   std::vector<const Function *> fns;
   for (const Functions &f : functions)
     for (const Function *fn : f.all())
@@ -187,6 +191,10 @@ Trainer::Batch Trainer::prepare(const SafetensorsFile &data) const {
   Inputs inputs = readInputs(fns, program.layout(), data);
   // After binding, so that a mis-shaped batch is reported as such.
   checkBatch(program.info(), data);
+  return inputs;
+}
+
+Trainer::Batch Trainer::place(const Inputs &inputs) const {
   Batch batch;
   for (int64_t rank : ranks.local()) {
     Inputs onDevice;

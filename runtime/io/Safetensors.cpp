@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -20,6 +22,12 @@ int64_t TensorInfo::numElements() const {
 
 std::unique_ptr<SafetensorsFile>
 SafetensorsFile::read(const std::string &path, std::string &error) {
+  // A directory opens as a stream whose first read throws.
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    error = "'" + path + "' is a directory, not a safetensors file";
+    return nullptr;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = "cannot open '" + path + "': " + std::strerror(errno);

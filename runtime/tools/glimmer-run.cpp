@@ -1,7 +1,7 @@
 //===- glimmer-run.cpp - Train a compiled program, no compiler needed -----===//
 //
 //   glimmer-run PROGRAM.{so,cpp} --weights=W.safetensors
-//       --data=BATCH.safetensors|synthetic:batch=..,seq=..,images=..
+//       --data=BATCH.safetensors|DIR|'GLOB'|synthetic:batch=..,seq=..,images=..
 //       [--backend=cpu|cuda] [--steps=N] [--forward-only]
 //       [--save=CKPT] [--resume=CKPT] [--metrics=OUT.jsonl] [--seed=N]
 //       [--timeout=SECONDS] [--quiet] [--cache-dir=DIR]
@@ -26,6 +26,7 @@
 
 #include "glimmer_rt/Trainer.h"
 
+#include "glimmer_rt/DataStream.h"
 #include "glimmer_rt/Files.h"
 #include "glimmer_rt/Nccl.h"
 #include "glimmer_rt/ProgramCache.h"
@@ -196,7 +197,11 @@ int main(int argc, char **argv) {
       if (arg == "--help" || arg == "-h") {
         std::cout
             << "usage: glimmer-run PROGRAM.{so,cpp} --weights=FILE "
-               "--data=FILE|synthetic:batch=B,seq=T,images=K\n"
+               "--data=FILE|DIR|GLOB|synthetic:batch=B,seq=T,images=K\n"
+               "  (DIR: its *.safetensors shards; GLOB: the files it "
+               "matches;\n"
+               "   step k trains on shard k mod N, in name order, read ahead "
+               "by a thread)\n"
                "  [--backend=cpu|cuda] [--steps=N] [--forward-only]\n"
                "  [--save=FILE] [--resume=FILE] [--metrics=FILE] "
                "[--seed=N] [--timeout=S] [--quiet]\n"
@@ -279,7 +284,7 @@ int main(int argc, char **argv) {
 
   try {
     std::string error;
-    std::unique_ptr<SafetensorsFile> batch;
+    TrainingData trainingData;
     if (data.rfind("synthetic:", 0) == 0) {
       SyntheticConfig cfg;
       cfg.seed = seed;
@@ -290,13 +295,19 @@ int main(int argc, char **argv) {
       std::string path = cacheDir + "/synthetic-" + std::to_string(getpid()) +
                          ".safetensors";
       writeSyntheticBatch(cfg, path);
-      batch = SafetensorsFile::read(path, error);
+      auto batch = SafetensorsFile::read(path, error);
       std::remove(path.c_str());
+      if (!batch)
+        return fail("--data: " + error);
+      trainingData.shards.paths = {path};
+      trainingData.first = std::move(batch);
     } else {
-      batch = SafetensorsFile::read(data, error);
+      try {
+        trainingData = TrainingData::open(data);
+      } catch (const RuntimeError &e) {
+        return fail("--data: " + e.message);
+      }
     }
-    if (!batch)
-      return fail("--data: " + error);
     std::string library = endsWith(program, ".cpp")
                               ? buildProgramFile(program, cacheDir, loop.quiet)
                               : program;
@@ -339,7 +350,7 @@ int main(int argc, char **argv) {
                         : compiled->layout().print())
                 << "', " << compiled->layout().worldSize() << " rank(s) on "
                 << backendName << std::endl;
-    runLoop(*compiled, *batch, *ranks, loop, std::cout, std::cerr);
+    runLoop(*compiled, trainingData, *ranks, loop, std::cout, std::cerr);
     if (checker)
       std::cout << checker->summary() << std::endl;
   } catch (const std::exception &e) {

@@ -1,6 +1,7 @@
 //===- glimmer-train.cpp - Compile a model and train it -------------------===//
 //
-//   glimmer-train MODEL.pt --data=BATCH.safetensors [--backend=cpu|cuda]
+//   glimmer-train MODEL.pt --data=BATCH.safetensors|DIR|'GLOB'
+//       [--backend=cpu|cuda]
 //       [--dtype=f32|f64|bf16|bf16-autocast] [--steps=N --optimizer=adamw|sgd --lr=...
 //        --weight-decay=... --betas=B1,B2 --eps=... --max-norm=...
 //        --grad-accum=N] [--save=CKPT] [--resume=CKPT]
@@ -13,6 +14,7 @@
 
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 #include "glimmer/Driver/Driver.h"
+#include "glimmer_rt/DataStream.h"
 #include "glimmer_rt/Synthetic.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -42,9 +44,11 @@ static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
 static cl::opt<std::string> dataPath(
     "data", cl::Required,
     cl::desc("Batch (safetensors; tensors bind to forward arguments by "
-             "name), or synthetic:batch=B,seq=T,images=K,vocab=V,"
-             "image-size=S,patch=P,channels=C"),
-    cl::value_desc("file"), cl::cat(trainCategory));
+             "name); or a directory of shards, or a glob pattern ('data/"
+             "shard-*.safetensors'), one global batch each, step k on shard "
+             "k mod N in name order; or synthetic:batch=B,seq=T,images=K,"
+             "vocab=V,image-size=S,patch=P,channels=C"),
+    cl::value_desc("file|dir|glob"), cl::cat(trainCategory));
 static cl::opt<std::string> backend(
     "backend", cl::init("cpu"),
     cl::desc("Execution backend: cpu (ranks as threads) or cuda (one GPU "
@@ -90,7 +94,8 @@ static cl::opt<bool> tf32(
              "as PyTorch's allow_tf32 (--backend=cuda; off: full f32)"),
     cl::cat(trainCategory));
 static cl::opt<int> steps("steps", cl::init(10),
-                          cl::desc("Optimizer steps (the batch repeats)"),
+                          cl::desc("Optimizer steps (one batch repeats; "
+                                   "shards cycle)"),
                           cl::cat(trainCategory));
 static cl::opt<std::string> optimizer("optimizer", cl::init("adamw"),
                                       cl::desc("adamw or sgd"),
@@ -236,14 +241,25 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
-  std::string dataError;
-  auto batch = glimmer_rt::SafetensorsFile::read(data, dataError);
-  if (!batch)
-    return fail("--data: " + dataError);
+  // The program is compiled for the first shard's shapes.
+  glimmer_rt::TrainingData trainingData;
+  try {
+    trainingData = glimmer_rt::TrainingData::open(data);
+  } catch (const glimmer_rt::RuntimeError &e) {
+    return fail("--data: " + e.message);
+  }
+  // Before the compile, which can take minutes.
+  if (llvm::sys::fs::is_directory(modelPath))
+    return fail("the model '" + modelPath +
+                "' is a directory, not a TorchScript (.pt) or torch.export "
+                "(.pt2) file");
+  if (!resumePath.empty() && llvm::sys::fs::is_directory(resumePath))
+    return fail("--resume: '" + resumePath +
+                "' is a directory, not a checkpoint written by --save");
 
   glimmer::DriverOptions options;
   options.modelPath = modelPath;
-  options.dataPath = data;
+  options.dataPath = trainingData.shards.paths.front();
   options.floatType = floatType;
   options.cacheDir = dir;
   options.train = !forwardOnly;
@@ -325,8 +341,8 @@ int main(int argc, char **argv) {
   loop.quiet = quiet;
   try {
     glimmer_rt::Ranks ranks(model->layout(), executionBackend);
-    glimmer_rt::runLoop(*model->program, *batch, ranks, loop, std::cout,
-                        std::cerr);
+    glimmer_rt::runLoop(*model->program, trainingData, ranks, loop,
+                        std::cout, std::cerr);
   } catch (const glimmer_rt::RuntimeError &e) {
     return fail(std::string("the program failed: ") + e.what());
   }

@@ -20,6 +20,7 @@
 #define GLIMMER_RT_TRAINER_H
 
 #include "glimmer_rt/Comm.h"
+#include "glimmer_rt/DataStream.h"
 #include "glimmer_rt/Loader.h"
 #include "glimmer_rt/RankContext.h"
 #include "glimmer_rt/Synthetic.h"
@@ -164,6 +165,11 @@ public:
   };
   /// Checks `data` as step() does and binds it. Throws RuntimeError.
   Batch prepare(const SafetensorsFile &data) const;
+  /// prepare() in two halves: the checks and the host tensors of `data`
+  /// (touching no training state, so a reader thread may run it while a
+  /// step runs), and their copies on each local rank's device.
+  Inputs read(const SafetensorsFile &data) const;
+  Batch place(const Inputs &inputs) const;
   StepResult step(const Batch &batch);
 
   /// Parameters (state_dict keys, full tensors), optimizer state and the
@@ -249,8 +255,11 @@ void applyLoopSettings(const LoopOptions &options, Backend backend);
 
 /// Runs the loop: one "step N | loss L | grad_norm G | T tok/s" line per
 /// step on `out` (from the process that runs rank 0), progress on `err`.
-/// Throws RuntimeError.
-void runLoop(const CompiledProgram &program, const SafetensorsFile &data,
+/// Step k trains on shard k mod N of `data`; one shard is read and copied
+/// to the devices once, several are read and checked one step ahead by a
+/// reader thread. --forward-only runs the first shard. Throws RuntimeError
+/// (a shard's problem named with its file when `data` is a stream).
+void runLoop(const CompiledProgram &program, const TrainingData &data,
              Ranks &ranks, const LoopOptions &options, std::ostream &out,
              std::ostream &err);
 

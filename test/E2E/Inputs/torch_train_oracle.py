@@ -1,7 +1,11 @@
 """PyTorch training oracle: the same steps glimmer-train runs.
 
-usage: torch_train_oracle.py MODEL.pt BATCH.safetensors DTYPE STEPS
+usage: torch_train_oracle.py MODEL.pt DATA DTYPE STEPS
            OPTIMIZER LR WEIGHT_DECAY MAX_NORM [BETA1 BETA2 EPS]
+
+DATA is one batch (.safetensors; every step trains on it), or a stream of
+shards as glimmer-train takes them: a directory (its *.safetensors files)
+or a glob pattern, in name order, step k (from 0) on shard k mod N.
 
 Loads the TorchScript fixture (promoted to float64 for DTYPE=f64, as
 torch_oracle.py does; for DTYPE=bf16 the f32 module's forward runs under
@@ -21,6 +25,7 @@ resolution (REL = 1e-6) is the noise floor that bf16 parity is read
 against (compare_steps.py --floor).
 """
 
+import glob
 import os
 import sys
 
@@ -52,6 +57,21 @@ def retarget_device_constants(module, device):
                 node.destroy()
 
 
+def load_stream(data):
+    """The batches step k cycles through: one file, or a directory's or a
+    glob pattern's shards in name order."""
+    if os.path.isdir(data):
+        paths = sorted(os.path.join(data, f) for f in os.listdir(data)
+                       if f.endswith(".safetensors"))
+    elif not os.path.exists(data) and any(c in data for c in "*?["):
+        paths = sorted(glob.glob(data))
+    else:
+        paths = [data]
+    if not paths:
+        sys.exit(f"no shard in '{data}'")
+    return [load_file(p) for p in paths]
+
+
 def main():
     (model_path, batch_path, dtype, steps, optimizer, lr, weight_decay,
      max_norm) = sys.argv[1:9]
@@ -62,18 +82,20 @@ def main():
         eps = float(sys.argv[11])
     steps, lr, weight_decay, max_norm = int(steps), float(lr), float(weight_decay), float(max_norm)
     module = torch.jit.load(model_path)
-    batch = load_file(batch_path)
+    stream = load_stream(batch_path)
     if dtype == "f64":
         promote_module(module)
         module = module.double()
-        batch = {k: (v.double() if v.is_floating_point() else v) for k, v in batch.items()}
+        stream = [{k: (v.double() if v.is_floating_point() else v)
+                   for k, v in batch.items()} for batch in stream]
     device = os.environ.get("GLIMMER_ORACLE_DEVICE", "cpu")
     if device != "cpu":
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
         module = module.to(device)
         retarget_device_constants(module, device)
-        batch = {k: v.to(device) for k, v in batch.items()}
+        stream = [{k: v.to(device) for k, v in batch.items()}
+                  for batch in stream]
     module.train()
     params = [p for p in module.parameters() if p.requires_grad]
     perturb = os.environ.get("GLIMMER_ORACLE_PERTURB")
@@ -93,6 +115,7 @@ def main():
     autocast = torch.autocast(device.split(":")[0], dtype=torch.bfloat16,
                               enabled=dtype == "bf16")
     for step in range(1, steps + 1):
+        batch = stream[(step - 1) % len(stream)]
         opt.zero_grad(set_to_none=True)
         with autocast:
             loss = module(*[batch[n] for n in names])
