@@ -72,22 +72,6 @@ LogicalResult FunctionLowering::run() {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(entry);
 
-  for (BlockArgument arg : func.getArguments()) {
-    std::string comment;
-    static const std::pair<const char *, const char *> kinds[] = {
-        {"input", kInputAttr}, {"param", kParamAttr}, {"buffer", kBufferAttr}};
-    for (auto [kind, attr] : kinds)
-      if (auto name =
-              func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), attr))
-        comment = ("// " + Twine(kind) + " " + name.getValue()).str();
-    if (comment.empty())
-      comment = "// argument " + std::to_string(arg.getArgNumber());
-    emitc::VerbatimOp::create(b, arg.getLoc(), comment);
-    mapping[arg] = RuntimeCall(b, arg.getLoc(), Kernel::input)
-                       .operand(frame)
-                       .integer(arg.getArgNumber())
-                       .build(tensor)[0];
-  }
   // Each value is released after its last use, so that the program's peak
   // memory is that of its live values, not of every value it computes. Ops
   // lowered to no call (sharding_constraint, pvary) alias their input's
@@ -139,6 +123,64 @@ LogicalResult FunctionLowering::run() {
   return success();
 }
 
+bool FunctionLowering::isArgument(Value v) {
+  auto arg = dyn_cast_if_present<BlockArgument>(v);
+  return arg && arg.getOwner()->getParentOp() == func.getOperation();
+}
+
+Value FunctionLowering::map(Value v) {
+  if (Value mapped = mapping.lookup(v))
+    return mapped;
+  if (!isArgument(v))
+    return Value();
+  // Read where first used: an argument only list ops read (an optimizer's
+  // parameters) needs no variable at all (OpLowering::listOf).
+  auto arg = cast<BlockArgument>(v);
+  std::string comment;
+  static const std::pair<const char *, const char *> kinds[] = {
+      {"input", kInputAttr}, {"param", kParamAttr}, {"buffer", kBufferAttr}};
+  for (auto [kind, attr] : kinds)
+    if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), attr))
+      comment = ("// " + Twine(kind) + " " + name.getValue()).str();
+  if (comment.empty())
+    comment = "// argument " + std::to_string(arg.getArgNumber());
+  emitc::VerbatimOp::create(b, arg.getLoc(), comment);
+  return mapping[v] = RuntimeCall(b, arg.getLoc(), Kernel::input)
+                          .operand(frame)
+                          .integer(arg.getArgNumber())
+                          .build(tensor)[0];
+}
+
+void FunctionLowering::takeResults(Operation *op, Value results) {
+  Location loc = op->getLoc();
+  bool onlyReturned =
+      op->getNumResults() > 1 && llvm::all_of(op->getResults(), [](Value r) {
+        return r.hasOneUse() && isa<func::ReturnOp>(*r.user_begin());
+      });
+  if (onlyReturned) {
+    // An optimizer step's new parameters and moments: one call, instead of
+    // a variable and an output per tensor.
+    SmallVector<int64_t> indices;
+    for (Value r : op->getResults()) {
+      indices.push_back(r.use_begin()->getOperandNumber());
+      returned.insert(r);
+    }
+    RuntimeCall(b, loc, Kernel::outputList)
+        .operand(frame)
+        .operand(results)
+        .ints(indices)
+        .build({});
+  } else {
+    SmallVector<Value> taken;
+    for (unsigned i = 0; i < op->getNumResults(); ++i)
+      taken.push_back(RuntimeCall(b, loc, Kernel::take)
+                          .operand(results)
+                          .integer(i)
+                          .build(tensor)[0]);
+    bind(op, taken);
+  }
+}
+
 LogicalResult FunctionLowering::lower(Operation *op) {
   Location loc = op->getLoc();
   StringRef path = modulePathOf(loc);
@@ -149,11 +191,12 @@ LogicalResult FunctionLowering::lower(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](func::ReturnOp ret) {
         for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-          RuntimeCall(b, loc, Kernel::output)
-              .operand(frame)
-              .integer(i)
-              .operand(map(v))
-              .build({});
+          if (!returned.contains(v))
+            RuntimeCall(b, loc, Kernel::output)
+                .operand(frame)
+                .integer(i)
+                .operand(map(v))
+                .build({});
         return success();
       })
       .Case([&](MeshOp) { return success(); })
@@ -174,24 +217,34 @@ LogicalResult FunctionLowering::lower(Operation *op) {
 
 LogicalResult FunctionLowering::lowerCall(func::CallOp call) {
   Location loc = call.getLoc();
-  RuntimeCall inputs(b, loc, Kernel::tensorList);
-  for (Value v : call.getOperands())
-    inputs.operand(map(v));
-  Value frameInputs = inputs.build(list)[0];
+  // The function's own arguments (a layer's parameters) are passed from the
+  // frame by index, so that one only calls read needs no variable.
+  SmallVector<int64_t> fromFrame;
+  RuntimeCall values(b, loc, Kernel::tensorList);
+  for (Value v : call.getOperands()) {
+    bool argument = isArgument(v);
+    fromFrame.push_back(
+        argument ? int64_t(cast<BlockArgument>(v).getArgNumber()) : -1);
+    if (!argument)
+      values.operand(map(v));
+  }
+  Value valueList = values.build(list)[0], frameInputs = valueList;
+  if (llvm::any_of(fromFrame, [](int64_t i) { return i >= 0; })) {
+    frameInputs = RuntimeCall(b, loc, Kernel::callInputs)
+                      .operand(frame)
+                      .ints(fromFrame)
+                      .operand(valueList)
+                      .build(list)[0];
+    RuntimeCall(b, loc, Kernel::release).operand(valueList).build({});
+  }
   Value outputs = RuntimeCall(b, loc, Kernel::callFunction)
                       .literal(call.getCallee())
                       .operand(frameInputs)
                       .build(list)[0];
   // The lists hold no handle past the call.
   RuntimeCall(b, loc, Kernel::release).operand(frameInputs).build({});
-  SmallVector<Value> results;
-  for (unsigned i = 0; i < call.getNumResults(); ++i)
-    results.push_back(RuntimeCall(b, loc, Kernel::take)
-                          .operand(outputs)
-                          .integer(i)
-                          .build(tensor)[0]);
+  takeResults(call, outputs);
   RuntimeCall(b, loc, Kernel::release).operand(outputs).build({});
-  bind(call, results);
   return success();
 }
 
@@ -227,6 +280,16 @@ LogicalResult OpLowering::many(RuntimeCall c) {
 }
 
 Value OpLowering::listOf(ValueRange values) {
+  // Arguments only: read from the frame as one list.
+  if (!values.empty() && llvm::all_of(values, [&](Value v) {
+        return function.isArgument(v);
+      })) {
+    SmallVector<int64_t> indices;
+    for (Value v : values)
+      indices.push_back(cast<BlockArgument>(v).getArgNumber());
+    return buildList(
+        call(Kernel::inputList).operand(function.frameValue()).ints(indices));
+  }
   return buildList(call(Kernel::tensorList, values));
 }
 
@@ -235,13 +298,7 @@ void OpLowering::release(Value list) {
 }
 
 LogicalResult OpLowering::takeAll(Value results) {
-  SmallVector<Value> taken;
-  for (unsigned i = 0; i < op->getNumResults(); ++i)
-    taken.push_back(call(Kernel::take)
-                        .operand(results)
-                        .integer(i)
-                        .build(function.tensorType())[0]);
-  function.bind(op, taken);
+  function.takeResults(op, results);
   return success();
 }
 

@@ -49,8 +49,16 @@ public:
   mlir::Type tensorType() const { return tensor; }
   /// std::vector<glimmer_rt::Tensor>
   mlir::Type listType() const { return list; }
-  /// The C++ value that `v` became.
-  mlir::Value map(mlir::Value v) const { return mapping.lookup(v); }
+  /// The C++ value that `v` became. An argument of the function is read
+  /// from the frame where it is first used.
+  mlir::Value map(mlir::Value v);
+  /// Whether `v` is an argument of the function being lowered.
+  bool isArgument(mlir::Value v);
+  /// The frame the function reads its arguments from.
+  mlir::Value frameValue() const { return frame; }
+  /// Binds `op`'s results to the elements of the list `results`; those
+  /// that the function only returns go to the frame in one call instead.
+  void takeResults(mlir::Operation *op, mlir::Value results);
   void bind(mlir::Operation *op, mlir::ArrayRef<mlir::Value> results) {
     for (auto [old, now] : llvm::zip(op->getResults(), results))
       mapping[old] = now;
@@ -74,6 +82,8 @@ private:
   mlir::Type list;
   mlir::Value frame;
   llvm::DenseMap<mlir::Value, mlir::Value> mapping;
+  /// Results already written to the frame (takeResults).
+  llvm::DenseSet<mlir::Value> returned;
   std::string lastPath;
   FusedKernelTable &kernels;
   mlir::Operation *emitted = nullptr; // the emitc.func being built

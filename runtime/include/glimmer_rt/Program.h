@@ -40,6 +40,28 @@ inline void output(Frame &frame, int64_t index, const Tensor &value) {
   frame.outputs[index] = value;
 }
 
+/// Arguments `indices` of the frame, as a list (an optimizer's parameters).
+inline std::vector<Tensor> inputList(Frame &frame,
+                                     const std::vector<int64_t> &indices) {
+  std::vector<Tensor> values;
+  values.reserve(indices.size());
+  for (int64_t i : indices)
+    values.push_back(input(frame, i));
+  return values;
+}
+
+/// Writes element k of `values` as result `indices[k]` of the frame,
+/// moving it out of the list.
+inline void outputList(Frame &frame, std::vector<Tensor> &values,
+                       const std::vector<int64_t> &indices) {
+  if (values.size() != indices.size())
+    throw RuntimeError("outputList: " + std::to_string(values.size()) +
+                       " values for " + std::to_string(indices.size()) +
+                       " results");
+  for (size_t k = 0; k < indices.size(); ++k)
+    output(frame, indices[k], std::move(values[k]));
+}
+
 /// Drops the program's handle on a value after its last use, so that its
 /// storage (unless a view or a frame still holds it) goes back to the
 /// allocator before the function returns.
@@ -53,6 +75,23 @@ template <typename... Ts> std::vector<Tensor> tensorList(const Ts &...ts) {
 
 /// The entry point a compiled program exports (C linkage, for dlsym).
 using EntryFn = void (*)(Frame &);
+
+/// The operands of a call: operand p is argument `fromFrame[p]` of `frame`
+/// where that is not -1, else the next of `values`.
+inline std::vector<Tensor> callInputs(Frame &frame,
+                                      const std::vector<int64_t> &fromFrame,
+                                      std::vector<Tensor> &values) {
+  std::vector<Tensor> operands;
+  operands.reserve(fromFrame.size());
+  size_t next = 0;
+  for (int64_t index : fromFrame)
+    operands.push_back(index >= 0 ? input(frame, index)
+                                  : std::move(values.at(next++)));
+  if (next != values.size())
+    throw RuntimeError("callInputs: " + std::to_string(values.size()) +
+                       " values for " + std::to_string(next) + " operands");
+  return operands;
+}
 
 /// Runs a function of the program (an outlined layer) on `inputs` in a
 /// frame of its own; returns its results. The frame, and with it the

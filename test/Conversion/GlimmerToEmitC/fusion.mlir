@@ -59,7 +59,7 @@
 // CHECK-NEXT: glimmer_rt::concat([[PARTS]], 1);
 // CHECK-NEXT: glimmer_rt::release([[PARTS]]);
 // CHECK-LABEL: void forward(
-// CHECK: std::vector<glimmer_rt::Tensor> [[L:v[0-9]+]] = glimmer_rt::tensorList(
+// CHECK: std::vector<glimmer_rt::Tensor> [[L:v[0-9]+]] = glimmer_rt::inputList(v1, {0, 2});
 // CHECK-NEXT: std::vector<glimmer_rt::Tensor> [[F:v[0-9]+]] = glimmer_rt::fused(glimmer_fused_kernels, 0, [[L]], std::vector<glimmer_rt::FusedResult>{{[{][{]}}glimmer_rt::DType::BF16, {2, 4}}, {glimmer_rt::DType::BF16, {2, 4}}}, glimmer_fused_0_ops);
 // CHECK-NEXT: glimmer_rt::release([[L]]);
 // CHECK-NEXT: glimmer_rt::Tensor [[R0:v[0-9]+]] = glimmer_rt::take([[F]], 0);

@@ -1,36 +1,38 @@
 // RUN: glimmer-translate --emit-cpp %s | FileCheck %s
 
 // adamw_update_list becomes one runtime call on four lists, which are
-// released right after it; its results are taken out of the returned list
-// in order (new params, then exp_avgs, then exp_avg_sqs).
+// released right after it. Lists of the function's arguments (an
+// optimizer's parameters and state) are read from the frame in one call,
+// and results the function only returns go back to it in one call, each
+// list element to its place in the return (new params, then exp_avgs, then
+// exp_avg_sqs, here interleaved by parameter).
 // CHECK-LABEL: void apply_step(
-// CHECK: std::vector<glimmer_rt::Tensor> [[P:v[0-9]+]] = glimmer_rt::tensorList([[P0:v[0-9]+]], [[P1:v[0-9]+]]);
-// CHECK: std::vector<glimmer_rt::Tensor> [[G:v[0-9]+]] = glimmer_rt::tensorList(
-// CHECK: std::vector<glimmer_rt::Tensor> [[M:v[0-9]+]] = glimmer_rt::tensorList(
-// CHECK: std::vector<glimmer_rt::Tensor> [[V:v[0-9]+]] = glimmer_rt::tensorList(
-// CHECK-NEXT: std::vector<glimmer_rt::Tensor> [[R:v[0-9]+]] = glimmer_rt::adamwUpdateList([[P]], [[G]], [[M]], [[V]], [[S:v[0-9]+]], 0.001, 0.90000000000000002, 0.999, 1e-08, 0.01, glimmer_rt::Tensor());
+// CHECK: std::vector<glimmer_rt::Tensor> [[P:v[0-9]+]] = glimmer_rt::inputList(v1, {0, 1});
+// CHECK-NEXT: std::vector<glimmer_rt::Tensor> [[G:v[0-9]+]] = glimmer_rt::inputList(v1, {2, 3});
+// CHECK-NEXT: std::vector<glimmer_rt::Tensor> [[M:v[0-9]+]] = glimmer_rt::inputList(v1, {0, 1});
+// CHECK-NEXT: std::vector<glimmer_rt::Tensor> [[V:v[0-9]+]] = glimmer_rt::inputList(v1, {0, 1});
+// CHECK: std::vector<glimmer_rt::Tensor> [[R:v[0-9]+]] = glimmer_rt::adamwUpdateList([[P]], [[G]], [[M]], [[V]], [[S:v[0-9]+]], 0.001, 0.90000000000000002, 0.999, 1e-08, 0.01, glimmer_rt::Tensor());
 // CHECK-NEXT: glimmer_rt::release([[P]]);
 // CHECK-NEXT: glimmer_rt::release([[G]]);
 // CHECK-NEXT: glimmer_rt::release([[M]]);
 // CHECK-NEXT: glimmer_rt::release([[V]]);
-// CHECK-NEXT: glimmer_rt::Tensor [[R0:v[0-9]+]] = glimmer_rt::take([[R]], 0);
-// CHECK: glimmer_rt::Tensor [[R5:v[0-9]+]] = glimmer_rt::take([[R]], 5);
-// CHECK: glimmer_rt::output(v1, 0, [[R0]]);
-// CHECK: glimmer_rt::output(v1, 5, [[R5]]);
+// CHECK-NEXT: glimmer_rt::outputList(v1, [[R]], {0, 3, 1, 4, 2, 5});
+// CHECK-NOT: glimmer_rt::output(
+// CHECK: return;
 module {
   func.func @apply_step(%p: tensor<4xf32> {glimmer.param = "p"}, %q: tensor<2x3xf32> {glimmer.param = "q"},
                         %g: tensor<4xbf16>, %h: tensor<2x3xf32>, %step: tensor<i64>)
-      -> (tensor<4xf32>, tensor<2x3xf32>, tensor<4xf32>, tensor<2x3xf32>, tensor<4xf32>, tensor<2x3xf32>) {
+      -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
     %np:2, %nm:2, %nv:2 = glimmer.adamw_update_list (%p, %q), (%g, %h), (%p, %q), (%p, %q), %step
         lr = 1.0e-03 beta1 = 0.9 beta2 = 0.999 eps = 1.0e-08 weight_decay = 0.01
         : (tensor<4xf32>, tensor<2x3xf32>), (tensor<4xbf16>, tensor<2x3xf32>), tensor<i64>
-    return %np#0, %np#1, %nm#0, %nm#1, %nv#0, %nv#1 : tensor<4xf32>, tensor<2x3xf32>, tensor<4xf32>, tensor<2x3xf32>, tensor<4xf32>, tensor<2x3xf32>
+    return %np#0, %nm#0, %nv#0, %np#1, %nm#1, %nv#1 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
   }
 
 // convert_list becomes one runtime call with the result type; its input
 // list is released after it and each result released after its last use.
 // CHECK-LABEL: void grad_step(
-// CHECK: std::vector<glimmer_rt::Tensor> [[L:v[0-9]+]] = glimmer_rt::tensorList(
+// CHECK: std::vector<glimmer_rt::Tensor> [[L:v[0-9]+]] = glimmer_rt::inputList(v1, {0, 1});
 // CHECK-NEXT: std::vector<glimmer_rt::Tensor> [[C:v[0-9]+]] = glimmer_rt::convertList([[L]], glimmer_rt::DType::BF16);
 // CHECK-NEXT: glimmer_rt::release([[L]]);
 // CHECK-NEXT: glimmer_rt::Tensor [[A:v[0-9]+]] = glimmer_rt::take([[C]], 0);
