@@ -13,9 +13,10 @@ pairs (the image's 16 patch tokens, then its caption and an end token);
 labels are the next token on caption positions and -100 on image tokens, so
 the loss is the caption's. Shards are safetensors files with the reference
 VLM's forward arguments (tokens, labels, positions, images), one global
-batch each, named shard-00000.safetensors, ... (the order training reads
-them in); OUTDIR/heldout.safetensors holds images and captions drawn with
-another seed, for evaluation. Everything is drawn from --seed: the same
+batch each, OUTDIR/train/shard-00000.safetensors, ... (the order training
+reads them in: `glimmer-train --data=OUTDIR/train`);
+OUTDIR/heldout.safetensors holds images and captions drawn with another
+seed, for evaluation. Everything is drawn from --seed: the same
 command writes the same bytes.
 """
 
@@ -117,11 +118,11 @@ def pack(images, captions):
 
 
 def generate(out: Path, shards: int, batch: int, heldout: int, seed: int):
-    out.mkdir(parents=True, exist_ok=True)
+    (out / "train").mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     for s in range(shards):
         drawn = [draw(rng) for _ in range(batch * PAIRS)]
-        save_file(pack(*zip(*drawn)), str(out / f"shard-{s:05d}.safetensors"))
+        save_file(pack(*zip(*drawn)), str(out / "train" / f"shard-{s:05d}.safetensors"))
     rng = np.random.default_rng(seed + 1_000_003)
     drawn = [draw(rng) for _ in range(heldout)]
     images, captions = zip(*drawn)
