@@ -61,6 +61,14 @@ def run(cmd, **kwargs):
 
 
 def build_and_install():
+    # setuptools before 70.1 makes wheels with the `wheel` package.
+    if not importlib.util.find_spec("wheel"):
+        import setuptools
+        version = tuple(int(p) for p in setuptools.__version__.split(".")[:2])
+        if version < (70, 1):
+            fail(f"pip wheel needs the `wheel` package with setuptools "
+                 f"{setuptools.__version__} (requirements.txt; "
+                 "scripts/setup.sh installs it)")
     env = dict(os.environ, GLIMMER_BUILD_DIR=BUILD, GLIMMER_WHEEL_NO_BUILD="1")
     run([sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation",
          "--no-deps", "--no-index", "-w", os.path.join(OUT, "wheel"), SRC],
