@@ -74,10 +74,10 @@ bool glimmer_rt::locateRuntimeFiles(RuntimeFiles &files, std::string &error) {
   for (const auto &[dir, sub] : headers) {
     if (dir->empty() || !isDirectory(*dir + "/" + sub)) {
       error = "the headers generated programs are compiled against are "
-              "missing: no " + std::string(sub) + "/ in '" +
+              "missing: no " +
+              std::string(sub) + "/ in '" +
               (dir->empty() ? files.libraryDir + "/../include" : *dir) +
-              "' (libglimmer_rt.so was loaded from '" + files.libraryDir +
-              "')";
+              "' (libglimmer_rt.so was loaded from '" + files.libraryDir + "')";
       return false;
     }
     if (!checkTrustedDirectory(*dir + "/" + sub, "runtime headers directory",

@@ -176,7 +176,8 @@ bool glimmer_rt::checkTrustedDirectory(const std::string &dir,
              std::to_string(s.st_uid) + ")";
     if (s.st_mode & (S_IWGRP | S_IWOTH))
       return "group or others can write '" + path + "' (mode " +
-             octal(s.st_mode) + "); programs are built from it and loaded, "
+             octal(s.st_mode) +
+             "); programs are built from it and loaded, "
              "so only you or root may write it";
     return "";
   };
