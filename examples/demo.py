@@ -5,7 +5,8 @@ usage: demo.py [--spmd=dp_shard=2,cp=2] [--steps=10] [--dtype=f32] [--plot=PATH]
 
 Runs build/bin/glimmer-train twice on examples/fixtures/reference_vlm.pt
 with the same batch and optimizer, prints a table of per-step loss and
-grad norm with the largest difference, and writes a PNG of both loss curves.
+grad norm with the largest difference, and writes a PNG of both runs' loss,
+grad norm and tokens/s (glimmer.plot, as `glimmer plot` draws them).
 """
 
 import argparse
@@ -65,20 +66,11 @@ def main():
     print(f"max |loss difference| = {worst_loss:.3e}, "
           f"max |grad norm difference| = {worst_norm:.3e}")
 
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(6, 4))
-    steps = [m["step"] for m in base]
-    ax.plot(steps, [m["loss"] for m in base], "o-", label="unsharded")
-    ax.plot(steps, [m["loss"] for m in sharded], "x--", label=f"--spmd={args.spmd}")
-    ax.set_xlabel("step")
-    ax.set_ylabel("loss")
-    ax.set_title("Reference VLM: loss per step")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(args.plot, dpi=100)
-    print(f"loss curves written to {args.plot}")
+    sys.path.insert(0, os.path.join(BUILD, "python"))
+    from glimmer.plot import plot_runs
+    plot_runs([("unsharded", base), (f"--spmd={args.spmd}", sharded)],
+              args.plot, title=f"Reference VLM, AdamW, {args.dtype}")
+    print(f"loss, grad norm and tokens/s curves written to {args.plot}")
 
 
 if __name__ == "__main__":
