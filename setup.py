@@ -1,24 +1,24 @@
-"""`pip install .`: builds the `glimmer` Python module with the project's
-CMake build and installs it.
+"""`pip install .` / `pip wheel .`: the `glimmer` package, self-contained.
 
-The extension modules are built by the existing CMake/Ninja build in build/
-($GLIMMER_BUILD_DIR), configured here as scripts/setup.sh does when it is not
-configured yet (that needs what setup.sh installs: LLVM/MLIR 22, ninja,
-pybind11, and torch in the Python running pip, for LibTorch). Then
-`glimmer-python` (the modules' target) is built and the modules are copied
-into the wheel with python_bindings/glimmer/*.py.
+The compiled parts come from the project's CMake build in build/
+($GLIMMER_BUILD_DIR): configured here as scripts/setup.sh does when it is
+not configured yet (that needs what setup.sh installs: LLVM/MLIR 22, ninja,
+pybind11, and torch in the Python running pip, for LibTorch), built
+(target glimmer-package), and installed into the wheel's glimmer/ with
+`cmake --install --component glimmer-package`: the extension modules,
+libglimmer_rt/libglimmer_contract (lib/), glimmer-train and glimmer-run
+(bin/, run by the `glimmer` command) and the runtime headers generated
+programs are compiled against (include/), all found relative to each other
+($ORIGIN RUNPATHs). LibTorch is the installed torch package's; LLVM 22 and
+CUDA (when the build has the CUDA backend) are the system's.
 
-The installed package is not relocatable: the compiler compiles generated
-programs against runtime/include in this checkout and links them with
-build/lib/libglimmer_rt.so, and the modules load that library and LibTorch
-(from the torch package of the Python that configured the build) by absolute
-path. Keep the checkout, build/ and that environment in place. See README.md,
-"Python".
+GLIMMER_WHEEL_NO_BUILD=1 packages the build directory as it is, without
+running the build (it must have built the `glimmer-package` target): for
+tests that run inside a build of that directory.
 """
 
 import importlib.machinery
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -62,20 +62,19 @@ class BuildWithCMake(build_py):
                  "-DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir",
                  "-DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit",
                  f"-DPython3_EXECUTABLE={sys.executable}"], env=env)
-        subprocess.check_call(
-            ["cmake", "--build", str(BUILD), "--target", "glimmer-python"],
-            env=env)
-        built = BUILD / "python" / "glimmer"
+        if not os.environ.get("GLIMMER_WHEEL_NO_BUILD"):
+            subprocess.check_call(
+                ["cmake", "--build", str(BUILD), "--target",
+                 "glimmer-package"], env=env)
         suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-        modules = sorted(built.glob("_*" + suffix))
-        if not modules:
-            sys.exit(f"no extension modules ending in {suffix} in {built}: "
-                     f"{BUILD} is configured for {configured_python()}, not "
-                     f"{sys.executable}")
-        dest = Path(self.build_lib) / "glimmer"
-        dest.mkdir(parents=True, exist_ok=True)
-        for module in modules:
-            shutil.copy2(module, dest / module.name)
+        if not list((BUILD / "python" / "glimmer").glob("_*" + suffix)):
+            sys.exit(f"no extension modules ending in {suffix} in "
+                     f"{BUILD / 'python' / 'glimmer'}: {BUILD} is configured "
+                     f"for {configured_python()}, not {sys.executable}")
+        package = Path(self.build_lib).resolve() / "glimmer"
+        subprocess.check_call(
+            ["cmake", "--install", str(BUILD), "--component",
+             "glimmer-package", "--prefix", str(package)], env=env)
 
 
 class BinaryDistribution(Distribution):

@@ -15,7 +15,8 @@ and grad norm of both runs with their largest difference and the step
 through which they agree to 1e-9, checks that the loss fell below half its
 start, scores each run's trained weights on held-out images (the
 caption's words predicted from the image, per attribute and whole captions)
-and writes a PNG of both loss curves.
+and writes a PNG of both runs' loss, grad norm and tokens/s (glimmer.plot,
+as `glimmer plot` draws them).
 """
 
 import argparse
@@ -100,24 +101,6 @@ def caption_accuracy(checkpoint: Path, heldout: Path):
     return right.all(1).float().mean().item(), per_attribute
 
 
-def plot(runs, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for (label, rows), style in zip(runs, ["-", "--"]):
-        ax.plot([r["step"] for r in rows], [r["loss"] for r in rows], style, label=label)
-    ax.set_xlabel("step")
-    ax.set_ylabel("loss")
-    ax.set_yscale("log")
-    ax.set_title("Reference VLM captioning generated shapes: loss per step")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--spmd", default="dp_shard=2,cp=2")
@@ -169,8 +152,12 @@ def main():
     for label, (whole, parts) in zip(["unsharded", f"--spmd={args.spmd}"], accuracy):
         words = ", ".join(f"{k} {v:.0%}" for k, v in parts.items())
         print(f"held-out captions ({label}): {whole:.0%} entirely right; {words}")
-    plot([("unsharded", base), (f"--spmd={args.spmd}", sharded)], args.plot)
-    print(f"wrote {args.plot}")
+    sys.path.insert(0, str(BUILD / "python"))
+    from glimmer.plot import plot_runs
+
+    plot_runs([("unsharded", base), (f"--spmd={args.spmd}", sharded)], args.plot,
+              title=f"Reference VLM captioning generated shapes, AdamW, {args.dtype}")
+    print(f"loss, grad norm and tokens/s curves written to {args.plot}")
     if not end < start / 2:
         sys.exit("the loss did not fall below half its start")
 

@@ -35,6 +35,10 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 # The project's Python (the virtualenv with torch), for fixture generators.
 config.substitutions.insert(0, ("%python", config.python_executable))
 
+# The `glimmer` Python package in the build tree (build/python).
+if config.glimmer_python_enabled:
+    config.available_features.add("python")
+
 # A GLIMMER_SANITIZE=address build (docs/Sanitizers.md).
 if "address" in config.glimmer_sanitize:
     config.available_features.add("asan")

@@ -32,16 +32,6 @@
 using namespace glimmer;
 using namespace mlir;
 
-#ifndef GLIMMER_RT_INCLUDE_DIR
-#error "GLIMMER_RT_INCLUDE_DIR must be defined by the build"
-#endif
-#ifndef GLIMMER_RT_LIBRARY_DIR
-#error "GLIMMER_RT_LIBRARY_DIR must be defined by the build"
-#endif
-#ifndef GLIMMER_CONTRACT_INCLUDE_DIR
-#error "GLIMMER_CONTRACT_INCLUDE_DIR must be defined by the build"
-#endif
-
 namespace {
 
 class Stopwatch {
@@ -279,9 +269,6 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
 
   glimmer_rt::ProgramBuildOptions build;
   build.cacheDir = cacheDir;
-  build.runtimeIncludeDir = GLIMMER_RT_INCLUDE_DIR;
-  build.contractIncludeDir = GLIMMER_CONTRACT_INCLUDE_DIR;
-  build.runtimeLibraryDir = GLIMMER_RT_LIBRARY_DIR;
   build.progress = progress;
   std::string error;
   model.libraryPath = glimmer_rt::buildProgram(model.cppSource, build, error);

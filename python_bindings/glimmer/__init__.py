@@ -44,6 +44,9 @@ class CompileError(Exception):
 
 
 def _native():
+    # _driver links LibTorch: importing torch first loads the torch
+    # package's copy, which _driver then uses wherever torch is installed.
+    import torch  # noqa: F401
     try:
         from . import _driver as driver
     except ImportError as e:

@@ -27,12 +27,12 @@ using namespace glimmer_rt;
 namespace {
 
 /// A digest of the headers a program is compiled against.
-std::string headersDigest(const ProgramBuildOptions &options) {
+std::string headersDigest(const RuntimeFiles &runtime) {
   std::vector<std::string> files;
   std::error_code ec;
   for (const std::string &dir :
-       {options.runtimeIncludeDir + "/glimmer_rt",
-        options.contractIncludeDir + "/glimmer_contract"})
+       {runtime.runtimeIncludeDir + "/glimmer_rt",
+        runtime.contractIncludeDir + "/glimmer_contract"})
     for (std::filesystem::directory_iterator it(dir, ec), end;
          !ec && it != end; it.increment(ec))
       files.push_back(it->path().string());
@@ -110,6 +110,9 @@ std::string glimmer_rt::buildProgram(const std::string &source,
   error.clear();
   if (!preparePrivateDirectory(options.cacheDir, error))
     return "";
+  RuntimeFiles runtime;
+  if (!locateRuntimeFiles(runtime, error))
+    return "";
   const char *env = std::getenv("GLIMMER_CXX");
   std::string cxx = env && *env ? env : "c++";
   std::vector<std::string> flags = {
@@ -122,11 +125,11 @@ std::string glimmer_rt::buildProgram(const std::string &source,
       "-fPIC",
       "-shared",
       "-Wall",
-      "-I" + options.runtimeIncludeDir,
-      "-I" + options.contractIncludeDir,
-      "-L" + options.runtimeLibraryDir,
-      "-Wl,-rpath," + options.runtimeLibraryDir};
-  std::string key = source + '\0' + cxx + '\0' + headersDigest(options);
+      "-I" + runtime.runtimeIncludeDir,
+      "-I" + runtime.contractIncludeDir,
+      "-L" + runtime.libraryDir,
+      "-Wl,-rpath," + runtime.libraryDir};
+  std::string key = source + '\0' + cxx + '\0' + headersDigest(runtime);
   for (const std::string &f : flags)
     key += '\0' + f;
   std::string base = options.cacheDir + "/program-" + contentHash(key);

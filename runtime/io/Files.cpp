@@ -5,6 +5,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -59,6 +60,29 @@ std::string octal(mode_t mode) {
   char buf[8];
   std::snprintf(buf, sizeof(buf), "%04o", unsigned(mode & 07777));
   return buf;
+}
+
+/// Why a directory above `real` (a resolved path) cannot be trusted: one
+/// that another user owns, or that others can write without the sticky bit,
+/// lets them rename `real` away and put their own in its place. Empty when
+/// every one is safe.
+std::string untrustedParent(const std::string &real) {
+  std::vector<std::string> above = prefixes(real);
+  above.pop_back();
+  if (real != "/")
+    above.insert(above.begin(), "/");
+  for (const std::string &p : above) {
+    struct stat a {};
+    if (stat(p.c_str(), &a) != 0)
+      return "cannot inspect '" + p + "': " + errnoText();
+    if (!ownedByUserOrRoot(a))
+      return "its parent '" + p + "' is owned by another user (uid " +
+             std::to_string(a.st_uid) + ")";
+    if ((a.st_mode & (S_IWGRP | S_IWOTH)) && !(a.st_mode & S_ISVTX))
+      return "its parent '" + p + "' can be written by others (mode " +
+             octal(a.st_mode) + ")";
+  }
+  return "";
 }
 
 } // namespace
@@ -124,25 +148,57 @@ bool glimmer_rt::preparePrivateDirectory(const std::string &dir,
     return refuse("group or others can write it (mode " + octal(st.st_mode) +
                   "); compiled programs are loaded from it, so only you may "
                   "write it (chmod 700)");
-  // Above it: a directory others can write (without the sticky bit) lets
-  // them rename this one away and put their own in its place.
-  std::string path = real;
-  std::vector<std::string> above = prefixes(path);
-  above.pop_back();
-  if (path != "/")
-    above.insert(above.begin(), "/");
-  for (const std::string &p : above) {
-    struct stat a {};
-    if (stat(p.c_str(), &a) != 0)
-      return refuse("cannot inspect '" + p + "': " + errnoText());
-    if (!ownedByUserOrRoot(a))
-      return refuse("its parent '" + p + "' is owned by another user (uid " +
-                    std::to_string(a.st_uid) + ")");
-    if ((a.st_mode & (S_IWGRP | S_IWOTH)) && !(a.st_mode & S_ISVTX))
-      return refuse("its parent '" + p + "' can be written by others (mode " +
-                    octal(a.st_mode) + ")");
-  }
+  std::string why = untrustedParent(real);
+  if (!why.empty())
+    return refuse(why);
   return true;
+}
+
+bool glimmer_rt::checkTrustedDirectory(const std::string &dir,
+                                       const std::string &what,
+                                       std::string &error) {
+  auto refuse = [&](const std::string &why) {
+    error = "refusing " + what + " '" + dir + "': " + why;
+    return false;
+  };
+  char real[PATH_MAX];
+  if (!realpath(dir.c_str(), real))
+    return refuse(errnoText());
+  struct stat st {};
+  if (stat(real, &st) != 0)
+    return refuse("cannot inspect it: " + errnoText());
+  if (!S_ISDIR(st.st_mode))
+    return refuse("it is not a directory");
+  auto writableByOthers = [&](const std::string &path,
+                              const struct stat &s) -> std::string {
+    if (!ownedByUserOrRoot(s))
+      return "'" + path + "' is owned by another user (uid " +
+             std::to_string(s.st_uid) + ")";
+    if (s.st_mode & (S_IWGRP | S_IWOTH))
+      return "group or others can write '" + path + "' (mode " +
+             octal(s.st_mode) +
+             "); programs are built from it and loaded, "
+             "so only you or root may write it";
+    return "";
+  };
+  std::string why = writableByOthers(real, st);
+  if (why.empty())
+    why = untrustedParent(real);
+  // The files in it too: a header or library others can rewrite is as bad.
+  if (DIR *d = why.empty() ? opendir(real) : nullptr) {
+    while (const dirent *e = readdir(d)) {
+      std::string path = std::string(real) + "/" + e->d_name;
+      struct stat f {};
+      if (e->d_name[0] == '.' || lstat(path.c_str(), &f) != 0 ||
+          S_ISDIR(f.st_mode))
+        continue;
+      why = writableByOthers(path, f);
+      if (!why.empty())
+        break;
+    }
+    closedir(d);
+  }
+  return why.empty() || refuse(why);
 }
 
 std::string glimmer_rt::contentHash(std::string_view bytes) {

@@ -48,16 +48,6 @@
 
 using namespace glimmer_rt;
 
-#ifndef GLIMMER_RT_INCLUDE_DIR
-#error "GLIMMER_RT_INCLUDE_DIR must be defined by the build"
-#endif
-#ifndef GLIMMER_CONTRACT_INCLUDE_DIR
-#error "GLIMMER_CONTRACT_INCLUDE_DIR must be defined by the build"
-#endif
-#ifndef GLIMMER_RT_LIBRARY_DIR
-#error "GLIMMER_RT_LIBRARY_DIR must be defined by the build"
-#endif
-
 namespace {
 
 int fail(const std::string &message) {
@@ -73,9 +63,6 @@ bool endsWith(const std::string &s, const std::string &suffix) {
 ProgramBuildOptions buildOptions(const std::string &cacheDir, bool quiet) {
   ProgramBuildOptions options;
   options.cacheDir = cacheDir;
-  options.runtimeIncludeDir = GLIMMER_RT_INCLUDE_DIR;
-  options.contractIncludeDir = GLIMMER_CONTRACT_INCLUDE_DIR;
-  options.runtimeLibraryDir = GLIMMER_RT_LIBRARY_DIR;
   if (!quiet)
     options.progress = [](const std::string &message) {
       std::cerr << "[glimmer-run] " << message << std::endl;

@@ -33,6 +33,14 @@ std::string defaultCacheDir();
 /// False and `error` (saying which directory and why) otherwise.
 bool preparePrivateDirectory(const std::string &dir, std::string &error);
 
+/// Checks that an existing directory that code is built from or loaded from
+/// (`what`, for the message: "runtime headers directory") is owned by this
+/// user or root and that neither group nor others can write it, the files
+/// in it, or (unless sticky) any directory above it. False and `error`
+/// otherwise.
+bool checkTrustedDirectory(const std::string &dir, const std::string &what,
+                           std::string &error);
+
 /// Hex XXH3-128 of `bytes`.
 std::string contentHash(std::string_view bytes);
 /// The same, fed in pieces.

@@ -19,17 +19,29 @@
 
 namespace glimmer_rt {
 
+/// What generated programs are compiled and linked against: the
+/// directories holding the runtime's headers (glimmer_rt/...), the contract's
+/// plain-C++ headers (glimmer_contract/...) and libglimmer_rt.so.
+struct RuntimeFiles {
+  std::string runtimeIncludeDir, contractIncludeDir, libraryDir;
+};
+
+/// The files of the libglimmer_rt.so this process loaded: in the build tree
+/// (the library in the build's lib/), the source tree's headers; anywhere
+/// else (an installed package), include/ beside the library's directory.
+/// Each directory must pass checkTrustedDirectory, since what is built from
+/// it is loaded. False and `error` when missing or untrusted.
+bool locateRuntimeFiles(RuntimeFiles &files, std::string &error);
+
 struct ProgramBuildOptions {
   /// The cache directory (checked with preparePrivateDirectory).
   std::string cacheDir;
-  /// Where the runtime's headers (glimmer_rt/...), the shared plain-C++
-  /// headers of the contract (glimmer_contract/...) and libglimmer_rt live.
-  std::string runtimeIncludeDir, contractIncludeDir, runtimeLibraryDir;
   /// Progress messages ("compiling ...") go here when set.
   std::function<void(const std::string &)> progress;
 };
 
-/// Compiles `source` with $GLIMMER_CXX (default `c++`), or reuses the
+/// Compiles `source` with $GLIMMER_CXX (default `c++`) against
+/// locateRuntimeFiles' headers and library, or reuses the
 /// cached build whose recorded content hash matches. Returns the library's
 /// path, or an empty string and `error` (with the compiler's output when
 /// it failed).
