@@ -159,6 +159,8 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   }
   TrainPipelineOptions pipeline;
   setPipelineOptions(options, pipeline);
+  if (options.progress)
+    options.progress("running the compile pipeline");
   PassManager pm(&context);
   buildTrainPipeline(pm, pipeline);
   if (failed(pm.run(*model.module)))
@@ -266,6 +268,8 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
   DriverOptions options;
   options.progress = progress;
   llvm::raw_string_ostream os(model.cppSource);
+  if (options.progress)
+    options.progress("lowering to C++");
   if (failed(emitCpp(*model.module, os)))
     return failure();
   os << manifestFunctionSource(info.toManifest());

@@ -1,6 +1,7 @@
 //===- Loop.cpp - The training loop of glimmer-train and glimmer-run ------===//
 
 #include "glimmer_rt/Trainer.h"
+#include "glimmer_rt/Progress.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -56,10 +57,9 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
       throw RuntimeError("cannot open --metrics file '" + options.metricsPath +
                          "'");
   }
-  auto progress = [&](const std::string &message) {
-    if (reports && !options.quiet)
-      err << "[" << options.tool << "] " << message << std::endl;
-  };
+  Progress bar(options.tool, err, options.liveProgress,
+               reports && !options.quiet);
+  auto progress = [&](const std::string &message) { bar.note(message); };
   // Tokens per step, for throughput: the first integer input's elements.
   int64_t tokens = 0;
   const Function &probe = program.function("forward");
@@ -128,8 +128,10 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
       continue;
     char rate[32];
     std::snprintf(rate, sizeof(rate), "%.0f", tps);
-    out << "step " << r.step << " | loss " << g17(r.loss) << " | grad_norm "
-        << g17(r.gradNorm) << " | " << rate << " tok/s" << std::endl;
+    bar.print(out, "step " + std::to_string(r.step) + " | loss " +
+                       g17(r.loss) + " | grad_norm " + g17(r.gradNorm) +
+                       " | " + rate + " tok/s");
+    bar.step(i + 1, options.steps, r.loss, tps, seconds);
     if (metrics.is_open())
       metrics << "{\"step\":" << r.step << ",\"loss\":" << g17(r.loss)
               << ",\"grad_norm\":" << g17(r.gradNorm)
@@ -140,6 +142,7 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
               << pipelineMetrics(program.layout(), ranks.local(), r) << "}"
               << std::endl;
   }
+  bar.finish();
   if (reports && profilingEnabled())
     profileReport(err);
   // One process writes the checkpoint (in process mode the others hold the
