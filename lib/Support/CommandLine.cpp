@@ -69,8 +69,8 @@ bool glimmer::parseCommandLineWithConfig(int argc, char **argv,
     return cl::ParseCommandLineOptions(argc, argv, overview);
 
   auto options = cl::getRegisteredOptions();
-  auto lookup = [&](const std::string &key)
-      -> std::optional<glimmer_rt::ConfigOption> {
+  auto lookup =
+      [&](const std::string &key) -> std::optional<glimmer_rt::ConfigOption> {
     if (key == positionalKey)
       return glimmer_rt::ConfigOption{glimmer_rt::ConfigType::String, true};
     auto it = options.find(key);
@@ -98,8 +98,7 @@ bool glimmer::parseCommandLineWithConfig(int argc, char **argv,
     }
     // A repeatable option given on the command line replaces the config's
     // values rather than adding to them.
-    if (options.lookup(setting.name)->getNumOccurrencesFlag() !=
-            cl::Optional &&
+    if (options.lookup(setting.name)->getNumOccurrencesFlag() != cl::Optional &&
         namesOption(args, setting.name))
       continue;
     for (const std::string &value : setting.values)

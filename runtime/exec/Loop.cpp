@@ -1,7 +1,7 @@
 //===- Loop.cpp - The training loop of glimmer-train and glimmer-run ------===//
 
-#include "glimmer_rt/Trainer.h"
 #include "glimmer_rt/Progress.h"
+#include "glimmer_rt/Trainer.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -128,9 +128,9 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
       continue;
     char rate[32];
     std::snprintf(rate, sizeof(rate), "%.0f", tps);
-    bar.print(out, "step " + std::to_string(r.step) + " | loss " +
-                       g17(r.loss) + " | grad_norm " + g17(r.gradNorm) +
-                       " | " + rate + " tok/s");
+    bar.print(out, "step " + std::to_string(r.step) + " | loss " + g17(r.loss) +
+                       " | grad_norm " + g17(r.gradNorm) + " | " + rate +
+                       " tok/s");
     bar.step(i + 1, options.steps, r.loss, tps, seconds);
     if (metrics.is_open())
       metrics << "{\"step\":" << r.step << ",\"loss\":" << g17(r.loss)

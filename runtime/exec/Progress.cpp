@@ -55,10 +55,8 @@ bool glimmer_rt::isLiveProgress(ProgressMode mode, int fd) {
          (mode == ProgressMode::Auto && ::isatty(fd));
 }
 
-Progress::Progress(std::string tool, std::ostream &err, bool live,
-                   bool enabled)
-    : tool(std::move(tool)), err(err), live(live && enabled),
-      enabled(enabled) {
+Progress::Progress(std::string tool, std::ostream &err, bool live, bool enabled)
+    : tool(std::move(tool)), err(err), live(live && enabled), enabled(enabled) {
   if (this->live)
     ticker = std::thread([this] { tick(); });
 }
@@ -144,15 +142,14 @@ void Progress::step(int64_t done, int64_t total, double loss,
   constexpr int64_t width = 12;
   int64_t filled = total > 0 ? std::min(width, done * width / total) : width;
   char text[160];
-  std::snprintf(text, sizeof(text),
-                "step %lld/%lld [%s%s] loss %.4f | %.0f tok/s | ETA %s",
-                static_cast<long long>(done), static_cast<long long>(total),
-                std::string(filled, '#').c_str(),
-                std::string(width - filled, '.').c_str(), loss,
-                tokensPerSecond,
-                duration(stepSeconds / std::max<int64_t>(done, 1) *
-                         double(total - done))
-                    .c_str());
+  std::snprintf(
+      text, sizeof(text),
+      "step %lld/%lld [%s%s] loss %.4f | %.0f tok/s | ETA %s",
+      static_cast<long long>(done), static_cast<long long>(total),
+      std::string(filled, '#').c_str(),
+      std::string(width - filled, '.').c_str(), loss, tokensPerSecond,
+      duration(stepSeconds / std::max<int64_t>(done, 1) * double(total - done))
+          .c_str());
   line = text;
   draw();
 }

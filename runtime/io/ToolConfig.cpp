@@ -64,8 +64,7 @@ std::string resolve(const std::string &dir, const std::string &value) {
   if (value.empty() || value[0] == '/' || dir == ".")
     return value;
   size_t colon = value.find(':');
-  if (colon != std::string::npos && colon > 0 &&
-      value.find('/') > colon)
+  if (colon != std::string::npos && colon > 0 && value.find('/') > colon)
     return value;
   return dir + "/" + value;
 }
@@ -161,12 +160,11 @@ bool glimmer_rt::readToolConfig(
   };
   std::vector<Entry> entries;
   for (auto &&[key, node] : parsed.table())
-    entries.push_back({std::string(key.str()), int(key.source().begin.line),
-                       &node});
-  std::stable_sort(entries.begin(), entries.end(),
-                   [](const Entry &a, const Entry &b) {
-                     return a.line < b.line;
-                   });
+    entries.push_back(
+        {std::string(key.str()), int(key.source().begin.line), &node});
+  std::stable_sort(
+      entries.begin(), entries.end(),
+      [](const Entry &a, const Entry &b) { return a.line < b.line; });
   for (const Entry &entry : entries) {
     std::string where = path + ":" + std::to_string(entry.line) + ": ";
     std::optional<ConfigOption> option = lookup(entry.name);
@@ -179,8 +177,8 @@ bool glimmer_rt::readToolConfig(
     setting.name = entry.name;
     setting.line = entry.line;
     if (!toValues(*entry.node, *option, dir, setting.values)) {
-      error = where + "'" + entry.name + "' must be " +
-              typeName(option->type) + ", got " + tomlTypeName(*entry.node);
+      error = where + "'" + entry.name + "' must be " + typeName(option->type) +
+              ", got " + tomlTypeName(*entry.node);
       return false;
     }
     settings.push_back(std::move(setting));

@@ -25,8 +25,7 @@ namespace glimmer {
 /// after printing one error ("tool: error: FILE:LINE: unknown key 'x'")
 /// for a config that cannot be read or has a key or value that does not
 /// fit; llvm::cl exits by itself on a bad command line.
-bool parseCommandLineWithConfig(int argc, char **argv,
-                                llvm::StringRef overview,
+bool parseCommandLineWithConfig(int argc, char **argv, llvm::StringRef overview,
                                 llvm::cl::OptionCategory &category,
                                 llvm::cl::opt<std::string> &positional,
                                 llvm::StringRef positionalKey);

@@ -1,4 +1,4 @@
-//===- Progress.h - Progress of the compile stages and training steps -*- C++ -*-===//
+//===- Progress.h - Compile stages and training steps on stderr -*- C++ -*-===//
 //
 // What glimmer-train and glimmer-run print while they work. On a terminal
 // (or with --progress=always) one line is redrawn in place with \r: the
