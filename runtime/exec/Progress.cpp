@@ -80,10 +80,13 @@ void Progress::clearLine() {
 
 void Progress::draw() {
   std::string shown = "[" + tool + "] " + line;
+  // Cut the message, not the suffix (the elapsed time), to the width.
   size_t columns = terminalColumns();
-  if (shown.size() >= columns)
-    shown = shown.substr(0, columns - 1);
-  err << "\r\033[K" << shown << std::flush;
+  if (shown.size() + suffix.size() >= columns) {
+    size_t keep = columns > suffix.size() + 4 ? columns - suffix.size() - 4 : 0;
+    shown = shown.substr(0, keep) + "...";
+  }
+  err << "\r\033[K" << shown << suffix << std::flush;
 }
 
 void Progress::tick() {
@@ -94,7 +97,7 @@ void Progress::tick() {
       continue;
     double seconds =
         std::chrono::duration<double>(Clock::now() - stageStart).count();
-    line = stageMessage + " (" + duration(seconds) + ")";
+    suffix = " (" + duration(seconds) + ")";
     draw();
   }
 }
@@ -110,6 +113,7 @@ void Progress::stage(const std::string &message) {
   stageMessage = message;
   stageStart = Clock::now();
   line = message;
+  suffix.clear();
   draw();
 }
 
@@ -151,6 +155,7 @@ void Progress::step(int64_t done, int64_t total, double loss,
       duration(stepSeconds / std::max<int64_t>(done, 1) * double(total - done))
           .c_str());
   line = text;
+  suffix.clear();
   draw();
 }
 
@@ -160,4 +165,5 @@ void Progress::finish() {
   if (live && !line.empty())
     err << std::endl;
   line.clear();
+  suffix.clear();
 }

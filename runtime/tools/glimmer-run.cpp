@@ -426,6 +426,7 @@ int main(int argc, char **argv) {
     }
     if (!ranks)
       ranks = std::make_unique<Ranks>(compiled->layout(), backend, ms);
+    progress.finish();
     if (!processRank || *processRank == 0)
       progress.note(library + ": layout '" +
                     (compiled->layout().print().empty()
@@ -433,7 +434,6 @@ int main(int argc, char **argv) {
                          : compiled->layout().print()) +
                     "', " + std::to_string(compiled->layout().worldSize()) +
                     " rank(s) on " + backendName);
-    progress.finish();
     runLoop(*compiled, *batch, *ranks, loop, std::cout, std::cerr);
     if (checker)
       std::cout << checker->summary() << std::endl;

@@ -67,8 +67,9 @@ private:
   std::ostream &err;
   bool live, enabled;
   std::mutex lock;
-  /// What the live line shows (empty: nothing drawn).
-  std::string line;
+  /// What the live line shows (empty: nothing drawn), and the stage's
+  /// elapsed time after it.
+  std::string line, suffix;
   /// The stage being timed (live), and when it began.
   std::string stageMessage;
   std::chrono::steady_clock::time_point stageStart;
