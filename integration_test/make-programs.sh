@@ -17,13 +17,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/.gpu/programs}
 train=${GLIMMER_TRAIN:-$root/build/bin/glimmer-train}
 mkdir -p "$out"
-# The runtime's header-only dependencies (Debian's nlohmann-json3-dev and
-# libxxhash-dev, PyPI's nvidia-cudnn-frontend), which the GPU hosts do not have: run-on-gpu.sh builds the
+# The runtime's header-only dependencies (Debian's nlohmann-json3-dev,
+# libxxhash-dev and libtomlplusplus-dev, PyPI's nvidia-cudnn-frontend), which the GPU hosts do not have: run-on-gpu.sh builds the
 # runtime with -DGLIMMER_THIRD_PARTY_INCLUDE_DIR pointing here.
 third_party=$out/../include
 mkdir -p "$third_party"
 cp -r /usr/include/nlohmann "$third_party/"
 cp /usr/include/xxhash.h "$third_party/"
+cp -r /usr/include/toml++ "$third_party/"
 # cudnn-frontend (header-only; scripts/setup.sh installs its wheel into the
 # venv) for cuDNN's fused attention.
 site=$("$root/.venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')

@@ -13,7 +13,8 @@ source "$ROOT/scripts/common.sh"
 # Debian packages (LLVM/MLIR 22 live in bookworm-security).
 APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
               ninja-build cmake g++ pybind11-dev libgtest-dev python3-venv
-              nlohmann-json3-dev libxxhash-dev universal-ctags)
+              nlohmann-json3-dev libxxhash-dev libtomlplusplus-dev
+              universal-ctags)
 install_debian_packages "${APT_PACKAGES[@]}"
 
 # Python packages, pinned, in a project virtualenv.

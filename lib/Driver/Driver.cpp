@@ -149,6 +149,8 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   }
   TrainPipelineOptions pipeline;
   setPipelineOptions(options, pipeline);
+  if (options.progress)
+    options.progress("running the compile pipeline");
   PassManager pm(&context);
   buildTrainPipeline(pm, pipeline);
   if (failed(pm.run(*model.module)))
@@ -259,6 +261,8 @@ glimmer::compileModule(MLIRContext &context, OwningOpRef<ModuleOp> module,
   DriverOptions options;
   options.progress = progress;
   llvm::raw_string_ostream os(model.cppSource);
+  if (options.progress)
+    options.progress("lowering to C++");
   if (failed(emitCpp(*model.module, os)))
     return failure();
   os << manifestFunctionSource(info.toManifest());

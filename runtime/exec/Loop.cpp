@@ -1,5 +1,6 @@
 //===- Loop.cpp - The training loop of glimmer-train and glimmer-run ------===//
 
+#include "glimmer_rt/Progress.h"
 #include "glimmer_rt/Trainer.h"
 
 #include <nlohmann/json.hpp>
@@ -82,10 +83,9 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
       throw RuntimeError("cannot open --metrics file '" + options.metricsPath +
                          "'");
   }
-  auto progress = [&](const std::string &message) {
-    if (reports && !options.quiet)
-      err << "[" << options.tool << "] " << message << std::endl;
-  };
+  Progress bar(options.tool, err, options.liveProgress,
+               reports && !options.quiet);
+  auto progress = [&](const std::string &message) { bar.note(message); };
   // Tokens per step, for throughput: the first integer input's elements.
   int64_t tokens = 0;
   const Function &probe = program.function("forward");
@@ -187,8 +187,10 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
       continue;
     char rate[32];
     std::snprintf(rate, sizeof(rate), "%.0f", tps);
-    out << "step " << r.step << " | loss " << g17(r.loss) << " | grad_norm "
-        << g17(r.gradNorm) << " | " << rate << " tok/s" << std::endl;
+    bar.print(out, "step " + std::to_string(r.step) + " | loss " + g17(r.loss) +
+                       " | grad_norm " + g17(r.gradNorm) + " | " + rate +
+                       " tok/s");
+    bar.step(i + 1, options.steps, r.loss, tps, seconds);
     if (metrics.is_open())
       metrics << "{\"step\":" << r.step << ",\"loss\":" << g17(r.loss)
               << ",\"grad_norm\":" << g17(r.gradNorm)
@@ -204,6 +206,7 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
               << pipelineMetrics(program.layout(), ranks.local(), r) << "}"
               << std::endl;
   }
+  bar.finish();
   if (reports && profilingEnabled())
     profileReport(err);
   // One process writes the checkpoint (in process mode the others hold the

@@ -6,6 +6,7 @@
 //       [--save=CKPT] [--resume=CKPT] [--metrics=OUT.jsonl] [--seed=N]
 //       [--timeout=SECONDS] [--quiet] [--cache-dir=DIR]
 //       [--check-fused-kernels] [--tf32]
+//       [--config=JOB.toml] [--progress=auto|always|never]
 //
 // Runs what glimmer-train compiled (its --emit-cpp output, or the shared
 // library built from it) on machines that have the runtime but no compiler:
@@ -30,6 +31,9 @@
 #include "glimmer_rt/Files.h"
 #include "glimmer_rt/Nccl.h"
 #include "glimmer_rt/ProgramCache.h"
+#include "glimmer_rt/Progress.h"
+#include "glimmer_rt/ToolArguments.h"
+#include "glimmer_rt/ToolConfig.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -40,6 +44,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -60,20 +65,20 @@ bool endsWith(const std::string &s, const std::string &suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-ProgramBuildOptions buildOptions(const std::string &cacheDir, bool quiet) {
+ProgramBuildOptions buildOptions(const std::string &cacheDir,
+                                 Progress &progress) {
   ProgramBuildOptions options;
   options.cacheDir = cacheDir;
-  if (!quiet)
-    options.progress = [](const std::string &message) {
-      std::cerr << "[glimmer-run] " << message << std::endl;
-    };
+  options.progress = [&progress](const std::string &message) {
+    progress.stage(message);
+  };
   return options;
 }
 
 /// Builds the generated C++ in `source` into the private program cache;
 /// returns the library's path or throws.
 std::string buildProgramFile(const std::string &source,
-                             const std::string &cacheDir, bool quiet) {
+                             const std::string &cacheDir, Progress &progress) {
   std::ifstream in(source, std::ios::binary);
   if (!in)
     throw RuntimeError("cannot open '" + source + "': " +
@@ -81,7 +86,8 @@ std::string buildProgramFile(const std::string &source,
   std::stringstream text;
   text << in.rdbuf();
   std::string error;
-  std::string so = buildProgram(text.str(), buildOptions(cacheDir, quiet), error);
+  std::string so =
+      buildProgram(text.str(), buildOptions(cacheDir, progress), error);
   if (so.empty())
     throw RuntimeError(error);
   return so;
@@ -148,18 +154,75 @@ private:
   size_t calls = 0;
 };
 
+/// glimmer-run's options as --config keys ("program": the positional
+/// argument).
+std::optional<ConfigOption> configOption(const std::string &key) {
+  static const std::map<std::string, ConfigOption> options = {
+      {"program", {ConfigType::String, true}},
+      {"weights", {ConfigType::String, true}},
+      {"data", {ConfigType::String, true}},
+      {"backend", {ConfigType::String, false}},
+      {"steps", {ConfigType::Integer, false}},
+      {"forward-only", {ConfigType::Bool, false}},
+      {"save", {ConfigType::String, true}},
+      {"resume", {ConfigType::String, true}},
+      {"metrics", {ConfigType::String, true}},
+      {"seed", {ConfigType::Integer, false}},
+      {"timeout", {ConfigType::Number, false}},
+      {"quiet", {ConfigType::Bool, false}},
+      {"progress", {ConfigType::String, false}},
+      {"cache-dir", {ConfigType::String, true}},
+      {"check-fused-kernels", {ConfigType::Bool, false}},
+      {"tf32", {ConfigType::Bool, false}},
+  };
+  auto it = options.find(key);
+  if (it == options.end())
+    return std::nullopt;
+  return it->second;
+}
+
+/// The command line with --config's settings put first (so that the
+/// command line wins); false and `error` when the config does not fit.
+bool withConfig(int argc, char **argv, std::vector<std::string> &args,
+                std::string &error) {
+  std::vector<std::string> given(argv + 1, argv + argc);
+  std::string path = findConfigArgument(given);
+  if (path.empty()) {
+    args = given;
+    return true;
+  }
+  std::vector<ConfigSetting> settings;
+  if (!readToolConfig(path, "glimmer-run", configOption, settings, error))
+    return false;
+  bool programGiven = false;
+  for (const std::string &arg : given)
+    programGiven |= arg.rfind("-", 0) != 0;
+  for (const ConfigSetting &setting : settings) {
+    if (setting.name != "program")
+      args.push_back("--" + setting.name + "=" + setting.values.front());
+    else if (!programGiven)
+      args.push_back(setting.values.front());
+  }
+  args.insert(args.end(), given.begin(), given.end());
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::string program, weights, data, backendName = "cpu", save, resume,
-                                       metrics, cacheDir;
+                                       metrics, cacheDir, configPath;
   LoopOptions loop;
   loop.tool = "glimmer-run";
   uint64_t seed = 0;
   double timeout = 60;
   bool checkFused = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
+  std::string progressName = "auto";
+  std::vector<std::string> args;
+  std::string configError;
+  if (!withConfig(argc, argv, args, configError))
+    return fail(configError);
+  for (const std::string &arg : args) {
     auto value = [&](const char *flag, std::string &out) {
       std::string prefix = std::string(flag) + "=";
       if (arg.rfind(prefix, 0) != 0)
@@ -178,6 +241,19 @@ int main(int argc, char **argv) {
                                                "number, got '" +
                            text + "'");
       out = std::remove_reference_t<decltype(out)>(v);
+      return true;
+    };
+    // A flag, or --flag=true / --flag=false (as a config writes it).
+    auto flag = [&](const char *name, bool &out) {
+      std::string text;
+      if (arg == name)
+        text = "true";
+      else if (!value(name, text))
+        return false;
+      if (text != "true" && text != "false")
+        throw RuntimeError(std::string(name) + " expects true or false, got '" +
+                           text + "'");
+      out = text == "true";
       return true;
     };
     try {
@@ -199,15 +275,25 @@ int main(int argc, char **argv) {
                "  [--cache-dir=DIR]  where a .cpp program is built (default: "
                "$GLIMMER_CACHE_DIR,\n"
                "                     else $XDG_CACHE_HOME/glimmer, else "
-               "~/.cache/glimmer)\n";
+               "~/.cache/glimmer)\n"
+               "  [--progress=auto|always|never]  a line redrawn in place "
+               "on stderr (auto: on a terminal)\n"
+               "  [--config=FILE]  options from a TOML file (keys: the "
+               "option names and 'program';\n"
+               "                   relative paths resolve against its "
+               "directory; the command line wins)\n";
         return 0;
       }
       if (value("--weights", weights) || value("--data", data) ||
           value("--backend", backendName) || value("--save", save) ||
           value("--resume", resume) || value("--metrics", metrics) ||
-          value("--cache-dir", cacheDir) ||
-          number("--steps", loop.steps) ||
-          number("--seed", seed) || number("--timeout", timeout))
+          value("--cache-dir", cacheDir) || value("--progress", progressName) ||
+          value("--config", configPath) || number("--steps", loop.steps) ||
+          number("--seed", seed) || number("--timeout", timeout) ||
+          flag("--forward-only", loop.forwardOnly) ||
+          flag("--quiet", loop.quiet) ||
+          flag("--check-fused-kernels", checkFused) ||
+          flag("--tf32", loop.tf32))
         continue;
     } catch (const RuntimeError &e) {
       return fail(e.what());
@@ -216,15 +302,7 @@ int main(int argc, char **argv) {
       return fail("micro-batches are chosen when the program is compiled "
                   "(glimmer-train --grad-accum=N, or microbatches=N in "
                   "--spmd): it is compiled for the micro-batch's shape");
-    if (arg == "--forward-only")
-      loop.forwardOnly = true;
-    else if (arg == "--quiet")
-      loop.quiet = true;
-    else if (arg == "--check-fused-kernels")
-      checkFused = true;
-    else if (arg == "--tf32")
-      loop.tf32 = true;
-    else if (arg.rfind("-", 0) == 0)
+    if (arg.rfind("-", 0) == 0)
       return fail("unknown option '" + arg + "' (see --help)");
     else if (program.empty())
       program = arg;
@@ -241,6 +319,10 @@ int main(int argc, char **argv) {
   Backend backend;
   if (!parseBackend(backendName, backend))
     return fail("unknown backend '" + backendName + "' (available: cpu, cuda)");
+  ProgressMode progressMode;
+  if (!parseProgressMode(progressName, progressMode))
+    return fail("--progress must be auto, always or never, got '" +
+                progressName + "'");
   loop.weightsPath = weights;
   loop.savePath = save;
   loop.resumePath = resume;
@@ -258,10 +340,22 @@ int main(int argc, char **argv) {
   } catch (const RuntimeError &e) {
     return fail(e.what());
   }
+  // The files named on the command line, after the settings (which need
+  // none) and before a program is built.
+  std::string fileError;
+  if (!checkInputFile("program", program, fileError))
+    return fail(fileError);
+  for (auto [flag, path] :
+       {std::pair{"--save", &save}, std::pair{"--metrics", &metrics}})
+    if (!path->empty() && !checkOutputFile(flag, *path, fileError))
+      return fail(fileError);
+  bool live = isLiveProgress(progressMode);
+  Progress progress("glimmer-run", std::cerr, live, !loop.quiet);
+  loop.liveProgress = live;
   std::unique_ptr<FusedKernelChecker> checker;
   if (checkFused) {
     checker = std::make_unique<FusedKernelChecker>(
-        buildOptions(cacheDir, loop.quiet));
+        buildOptions(cacheDir, progress));
     setFusedCheck([&checker](FusedKernels &kernels, int index,
                              const std::vector<Tensor> &inputs,
                              const std::vector<Tensor> &results) {
@@ -296,7 +390,7 @@ int main(int argc, char **argv) {
       }
     }
     std::string library = endsWith(program, ".cpp")
-                              ? buildProgramFile(program, cacheDir, loop.quiet)
+                              ? buildProgramFile(program, cacheDir, progress)
                               : program;
     auto compiled = CompiledProgram::load(library, error);
     if (!compiled)
@@ -330,13 +424,14 @@ int main(int argc, char **argv) {
     }
     if (!ranks)
       ranks = std::make_unique<Ranks>(compiled->layout(), backend, ms);
-    if (!loop.quiet && (!processRank || *processRank == 0))
-      std::cerr << "[glimmer-run] " << library << ": layout '"
-                << (compiled->layout().print().empty()
-                        ? std::string("unsharded")
-                        : compiled->layout().print())
-                << "', " << compiled->layout().worldSize() << " rank(s) on "
-                << backendName << std::endl;
+    progress.finish();
+    if (!processRank || *processRank == 0)
+      progress.note(library + ": layout '" +
+                    (compiled->layout().print().empty()
+                         ? std::string("unsharded")
+                         : compiled->layout().print()) +
+                    "', " + std::to_string(compiled->layout().worldSize()) +
+                    " rank(s) on " + backendName);
     runLoop(*compiled, trainingData, *ranks, loop, std::cout, std::cerr);
     if (checker)
       std::cout << checker->summary() << std::endl;

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "glimmer/Import/ExportArchive.h"
+#include "glimmer_rt/ToolArguments.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -341,6 +342,9 @@ int main(int argc, char **argv) {
         << llvm::toString(std::move(error)) << "\n";
     return 1;
   };
+  std::string fileError;
+  if (!glimmer_rt::checkInputFile("archive", archivePath, fileError))
+    return fail(llvm::createStringError(fileError));
   llvm::Expected<ExportedProgram> program =
       readExportArchive(archivePath, modelName);
   if (!program)

@@ -6,6 +6,7 @@
 //        --weight-decay=... --betas=B1,B2 --eps=... --max-norm=...
 //        --grad-accum=N] [--save=CKPT] [--resume=CKPT]
 //       [--metrics=OUT.jsonl] [--forward-only] [--tf32]
+//       [--config=JOB.toml] [--progress=auto|always|never]
 //
 // --data=synthetic:batch=2,seq=16,images=1,... draws a seeded synthetic
 // batch (--seed) in the reference model's input names instead.
@@ -14,8 +15,11 @@
 
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 #include "glimmer/Driver/Driver.h"
+#include "glimmer/Support/CommandLine.h"
 #include "glimmer_rt/DataStream.h"
+#include "glimmer_rt/Progress.h"
 #include "glimmer_rt/Synthetic.h"
+#include "glimmer_rt/ToolArguments.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -31,7 +35,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -156,6 +159,12 @@ static cl::opt<std::string> emitMlirPath(
 static cl::opt<bool> quiet("quiet", cl::init(false),
                            cl::desc("No progress messages"),
                            cl::cat(trainCategory));
+static cl::opt<std::string> progressMode(
+    "progress", cl::init("auto"),
+    cl::desc("Progress on stderr: a line redrawn in place (the compile "
+             "stage, then a bar of the steps) on a terminal (auto) or "
+             "always, else one line per stage (never)"),
+    cl::value_desc("auto|always|never"), cl::cat(trainCategory));
 
 static int fail(const std::string &message) {
   llvm::WithColor::error(llvm::errs(), "glimmer-train") << message << "\n";
@@ -182,8 +191,14 @@ static std::string makeSynthetic(const std::string &spec,
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(trainCategory);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "Glimmer: compile a model and train it\n");
+  if (!glimmer::parseCommandLineWithConfig(
+          argc, argv, "Glimmer: compile a model and train it\n",
+          trainCategory, modelPath, "model"))
+    return 1;
+  glimmer_rt::ProgressMode progress;
+  if (!glimmer_rt::parseProgressMode(progressMode, progress))
+    return fail("--progress must be auto, always or never, got '" +
+                progressMode + "'");
   glimmer_rt::Backend executionBackend;
   if (!glimmer_rt::parseBackend(backend, executionBackend))
     return fail("unknown backend '" + backend + "' (available: cpu, cuda)");
@@ -213,6 +228,22 @@ int main(int argc, char **argv) {
   } catch (const glimmer_rt::RuntimeError &e) {
     return fail(e.what());
   }
+  // The files named on the command line, before anything runs: the
+  // compile can take minutes.
+  std::string fileError;
+  if (!glimmer_rt::checkInputFile("model", modelPath, fileError) ||
+      (!tpPlan.empty() &&
+       !glimmer_rt::checkInputFile("--tp-plan", tpPlan, fileError)) ||
+      (!resumePath.empty() &&
+       !glimmer_rt::checkInputFile("--resume", resumePath, fileError)))
+    return fail(fileError);
+  for (auto [flag, path] : {std::pair{"--save", &savePath},
+                            std::pair{"--metrics", &metricsPath},
+                            std::pair{"--emit-cpp", &emitCppPath},
+                            std::pair{"--emit-mlir", &emitMlirPath}})
+    if (!path->empty() &&
+        !glimmer_rt::checkOutputFile(flag, *path, fileError))
+      return fail(fileError);
   double beta1 = 0, beta2 = 0;
   {
     char *end = nullptr;
@@ -249,13 +280,6 @@ int main(int argc, char **argv) {
     return fail("--data: " + e.message);
   }
   // Before the compile, which can take minutes.
-  if (llvm::sys::fs::is_directory(modelPath))
-    return fail("the model '" + modelPath +
-                "' is a directory, not a TorchScript (.pt) or torch.export "
-                "(.pt2) file");
-  if (!resumePath.empty() && llvm::sys::fs::is_directory(resumePath))
-    return fail("--resume: '" + resumePath +
-                "' is a directory, not a checkpoint written by --save");
 
   glimmer::DriverOptions options;
   options.modelPath = modelPath;
@@ -285,10 +309,18 @@ int main(int argc, char **argv) {
   options.optimizer.eps = eps;
   options.optimizer.weightDecay = weightDecay;
   options.optimizer.maxNorm = maxNorm;
-  if (!quiet)
-    options.progress = [](const std::string &message) {
-      llvm::errs() << "[glimmer-train] " << message << "\n";
-    };
+  bool live = glimmer_rt::isLiveProgress(progress);
+  glimmer_rt::Progress compileProgress("glimmer-train", std::cerr, live,
+                                       !quiet);
+  options.progress = [&](const std::string &message) {
+    compileProgress.stage(message);
+  };
+  // A diagnostic starts on a line of its own (then goes on to the handler
+  // that prints it).
+  context.getDiagEngine().registerHandler([&](mlir::Diagnostic &) {
+    compileProgress.finish();
+    return mlir::failure();
+  });
   // Every output file opens before the compile, which can take minutes; a
   // ToolOutputFile is removed again unless the compile succeeds.
   std::unique_ptr<llvm::ToolOutputFile> mlirOut, cppOut;
@@ -304,13 +336,9 @@ int main(int argc, char **argv) {
       return fail(std::string("cannot write ") + flag + " file '" + *path +
                   "': " + error.message());
   }
-  if (!metricsPath.empty()) {
-    std::ofstream probe(metricsPath, std::ios::app);
-    if (!probe)
-      return fail("cannot open --metrics file '" + metricsPath + "'");
-  }
 
   auto model = glimmer::compileModel(context, options);
+  compileProgress.finish();
   if (mlir::failed(model))
     return 1;
   if (mlirOut) {
@@ -339,6 +367,7 @@ int main(int argc, char **argv) {
   loop.resumePath = resumePath;
   loop.metricsPath = metricsPath;
   loop.quiet = quiet;
+  loop.liveProgress = live;
   try {
     glimmer_rt::Ranks ranks(model->layout(), executionBackend);
     glimmer_rt::runLoop(*model->program, trainingData, ranks, loop,

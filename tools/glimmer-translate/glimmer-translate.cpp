@@ -14,6 +14,7 @@
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 #include "glimmer/Import/Export.h"
 #include "glimmer/Import/TorchScript.h"
+#include "glimmer_rt/ToolArguments.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -63,6 +64,19 @@ static mlir::TranslateSourceMgrToMLIRFunction importWith(Importer importer) {
     options.exampleInputsPath = exampleInputs;
     options.inputShapes = inputShapes;
     options.weightsOutputPath = weightsOut;
+    // The files, before the import (the model file is open already; it may
+    // still be empty).
+    std::string fileError;
+    if (!glimmer_rt::checkInputFile("model", options.modelPath, fileError) ||
+        (!exampleInputs.empty() &&
+         !glimmer_rt::checkInputFile("--example-inputs", exampleInputs,
+                                     fileError)) ||
+        (!weightsOut.empty() &&
+         !glimmer_rt::checkOutputFile("--weights-out", weightsOut,
+                                      fileError))) {
+      mlir::emitError(mlir::UnknownLoc::get(context)) << fileError;
+      return nullptr;
+    }
     llvm::StringRef policy = glimmer::mixedPrecisionPolicy(floatType);
     bool mixedPrecision = !policy.empty();
     if (!floatType.empty() && floatType != "f32" && floatType != "f64" &&

@@ -245,6 +245,9 @@ struct LoopOptions {
   /// Prefix of progress lines ("[glimmer-train] ...").
   std::string tool = "glimmer-train";
   bool quiet = false;
+  /// Redraw a progress bar of the steps on `err` in place (a terminal; see
+  /// glimmer_rt/Progress.h) instead of printing nothing there per step.
+  bool liveProgress = false;
   /// f32 GEMMs on GPUs may use TF32 (setAllowTf32); CUDA only.
   bool tf32 = false;
 };
