@@ -78,8 +78,12 @@ bool glimmer::parseCommandLineWithConfig(int argc, char **argv,
         !llvm::is_contained(it->second->Categories, &category))
       return std::nullopt;
     cl::Option &option = *it->second;
-    // Options whose value is a file or directory say so in their help.
-    bool isPath = option.ValueStr == "file" || option.ValueStr == "dir";
+    // Options whose value is a file or directory say so in their help
+    // (`file`, `dir`, or alternatives such as `file|dir|glob`).
+    llvm::SmallVector<llvm::StringRef> kinds;
+    option.ValueStr.split(kinds, '|');
+    bool isPath = llvm::any_of(
+        kinds, [](llvm::StringRef k) { return k == "file" || k == "dir"; });
     return glimmer_rt::ConfigOption{configType(option), isPath};
   };
   std::vector<glimmer_rt::ConfigSetting> settings;
