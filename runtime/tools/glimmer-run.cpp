@@ -1,11 +1,12 @@
 //===- glimmer-run.cpp - Train a compiled program, no compiler needed -----===//
 //
-//   glimmer-run PROGRAM.{so,cpp} --weights=W.safetensors
+//   glimmer-run PROGRAM.{so,cpp} --weights=W.safetensors|HF_DIR
 //       --data=BATCH.safetensors|DIR|'GLOB'|synthetic:batch=..,seq=..,images=..
 //       [--backend=cpu|cuda] [--steps=N] [--forward-only]
 //       [--save=CKPT] [--resume=CKPT] [--metrics=OUT.jsonl] [--seed=N]
 //       [--timeout=SECONDS] [--quiet] [--cache-dir=DIR]
 //       [--check-fused-kernels] [--tf32]
+//       [--export-weights=DIR] [--max-shard-size=5GB]
 //
 // Runs what glimmer-train compiled (its --emit-cpp output, or the shared
 // library built from it) on machines that have the runtime but no compiler:
@@ -28,6 +29,7 @@
 
 #include "glimmer_rt/DataStream.h"
 #include "glimmer_rt/Files.h"
+#include "glimmer_rt/HfCheckpoint.h"
 #include "glimmer_rt/Nccl.h"
 #include "glimmer_rt/ProgramCache.h"
 
@@ -37,6 +39,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -165,7 +168,8 @@ private:
 
 int main(int argc, char **argv) {
   std::string program, weights, data, backendName = "cpu", save, resume,
-                                       metrics, cacheDir;
+                                       metrics, cacheDir, exportDir,
+                                       shardSize = "5GB";
   LoopOptions loop;
   loop.tool = "glimmer-run";
   uint64_t seed = 0;
@@ -209,6 +213,13 @@ int main(int argc, char **argv) {
                "build beside its ops\n"
                "  [--tf32]  (CUDA) f32 GEMMs may use TF32 tensor cores, as "
                "PyTorch's allow_tf32\n"
+               "  [--export-weights=DIR] [--max-shard-size=5GB]  write the "
+               "trained\n"
+               "    parameters as save_pretrained does (sharded safetensors "
+               "and an index)\n"
+               "  --weights=DIR: a Hugging Face checkpoint (model.safetensors, "
+               "or\n"
+               "    model.safetensors.index.json and its shards)\n"
                "  [--cache-dir=DIR]  where a .cpp program is built (default: "
                "$GLIMMER_CACHE_DIR,\n"
                "                     else $XDG_CACHE_HOME/glimmer, else "
@@ -219,6 +230,8 @@ int main(int argc, char **argv) {
           value("--backend", backendName) || value("--save", save) ||
           value("--resume", resume) || value("--metrics", metrics) ||
           value("--cache-dir", cacheDir) ||
+          value("--export-weights", exportDir) ||
+          value("--max-shard-size", shardSize) ||
           number("--steps", loop.steps) ||
           number("--seed", seed) || number("--timeout", timeout))
         continue;
@@ -254,7 +267,17 @@ int main(int argc, char **argv) {
   Backend backend;
   if (!parseBackend(backendName, backend))
     return fail("unknown backend '" + backendName + "' (available: cpu, cuda)");
-  loop.weightsPath = weights;
+  // A directory is a Hugging Face checkpoint, bound by state_dict name.
+  (std::filesystem::is_directory(weights) ? loop.pretrainedPath
+                                          : loop.weightsPath) = weights;
+  loop.exportWeightsDir = exportDir;
+  try {
+    loop.maxShardBytes = parseShardSize(shardSize);
+    if (!exportDir.empty())
+      checkExportDirectory(exportDir);
+  } catch (const RuntimeError &e) {
+    return fail(e.what());
+  }
   loop.savePath = save;
   loop.resumePath = resume;
   loop.metricsPath = metrics;
