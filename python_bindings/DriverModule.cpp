@@ -20,6 +20,7 @@
 
 #include "glimmer/Driver/Driver.h"
 #include "glimmer_rt/Device.h"
+#include "glimmer_rt/HfCheckpoint.h"
 #include "glimmer_rt/Kernels.h"
 #include "glimmer_rt/Safetensors.h"
 
@@ -380,6 +381,23 @@ PYBIND11_MODULE(_driver, m) {
           },
           py::arg("batch"), py::arg("trainer") = nullptr,
           py::arg("scratch_path") = "")
+      .def(
+          "bind_weights",
+          [](Program &p, const std::string &checkpoint,
+             const std::string &outPath) {
+            py::gil_scoped_release release;
+            std::shared_lock<std::shared_mutex> weightsLock(weightsMutex);
+            std::lock_guard<std::mutex> lock(p.mutex);
+            guarded([&] {
+              glimmer_rt::bindCheckpoint(p.model.info(), p.model.weightsPath,
+                                         checkpoint, outPath);
+            });
+            p.model.weightsPath = outPath;
+          },
+          py::arg("checkpoint"), py::arg("out_path"),
+          "Binds a safetensors file or Hugging Face checkpoint directory by "
+          "state_dict name (as glimmer-train --weights), written to "
+          "out_path, which the program's weights become.")
       .def("initial_parameters", [](Program &p) {
         std::map<std::string, glimmer_rt::Tensor> params;
         {
@@ -471,6 +489,21 @@ PYBIND11_MODULE(_driver, m) {
       .def_property_readonly(
           "steps_done",
           [](const TrainerHandle &t) { return t.trainer->stepsDone(); })
+      .def(
+          "export_weights",
+          [](TrainerHandle &t, const std::string &dir,
+             const std::string &maxShardSize) {
+            py::gil_scoped_release release;
+            std::lock_guard<std::mutex> lock(t.program->mutex);
+            guarded([&] {
+              glimmer_rt::exportHfCheckpoint(
+                  dir, t.trainer->parameters(),
+                  glimmer_rt::parseShardSize(maxShardSize));
+            });
+          },
+          py::arg("dir"), py::arg("max_shard_size") = "5GB",
+          "Writes the parameters as save_pretrained does "
+          "(glimmer-train --export-weights).")
       .def("parameters", [](const TrainerHandle &t) {
         return toPython(t.trainer->parameters());
       });

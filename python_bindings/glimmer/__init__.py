@@ -265,7 +265,7 @@ _DEFAULTS = dict(dtype="f32", optimizer="adamw", lr=1e-3, weight_decay=None,
 def compile(model, example_inputs=None, *, dtype="f32", optimizer="adamw",
             lr=1e-3, weight_decay=None, betas=(0.9, 0.999), eps=1e-8,
             max_norm=0.0, grad_accum=1, cache_dir=None, verbose=False,
-            tp_plan=None, pp_split=None):
+            tp_plan=None, pp_split=None, weights=None):
     """Compiles a model for training under the active SpmdContext and
     returns a Program.
 
@@ -297,6 +297,12 @@ def compile(model, example_inputs=None, *, dtype="f32", optimizer="adamw",
     pp_split: for layouts with pp > 1, the first decoder layer of each
         pipeline stage after the first, as a list or a comma-separated
         string ("layers.4,layers.8"); None: stages balanced by cost.
+    weights: a safetensors file or a Hugging Face checkpoint directory
+        (model.safetensors, or model.safetensors.index.json and its shards,
+        as save_pretrained writes them) whose tensors replace the model's
+        own weights by state_dict name, as glimmer-train --weights: one
+        RuntimeError lists every missing, unexpected and mis-shaped key; a
+        bf16/f16 checkpoint converts to an f32/f64 program.
 
     The program is partitioned for the calling thread's SPMD layout
     (`with glimmer.SpmdContext(dp_shard=2, cp=2): ...`); its ranks run as
@@ -310,7 +316,7 @@ def compile(model, example_inputs=None, *, dtype="f32", optimizer="adamw",
                   weight_decay=weight_decay, betas=betas, eps=eps,
                   max_norm=max_norm, grad_accum=grad_accum)
     return Program(model, example_inputs, layout, config, cache_dir, verbose,
-                   tp_plan, pp_split)
+                   tp_plan, pp_split, weights)
 
 
 class Program:
@@ -325,8 +331,9 @@ class Program:
     """
 
     def __init__(self, model, example_inputs, layout, config, cache_dir,
-                 verbose, tp_plan=None, pp_split=None):
+                 verbose, tp_plan=None, pp_split=None, weights=None):
         self._lock = threading.RLock()
+        self._weights = os.fspath(weights) if weights is not None else None
         self._tmp = tempfile.TemporaryDirectory(prefix="glimmer-")
         if isinstance(tp_plan, dict):
             path = os.path.join(self._tmp.name, "tp-plan.json")
@@ -503,6 +510,9 @@ class Program:
                 pp_split=self._pp_split)
             if program.diagnostics:
                 warnings.warn(program.diagnostics, stacklevel=4)
+            if self._weights is not None:
+                program.bind_weights(self._weights, os.path.join(
+                    self._tmp.name, f"weights-{len(self._variants)}.safetensors"))
             self._variants[key] = program
         self._current = program
         return program
@@ -706,6 +716,17 @@ class Program:
         safetensors, as glimmer-train --save)."""
         with self._lock:
             self._use_trainer(self._config).save(os.fspath(path))
+
+    def export_weights(self, directory, max_shard_size="5GB"):
+        """Writes the parameters (current values: after training, the
+        trained ones) to `directory` as Hugging Face's save_pretrained does,
+        as glimmer-train --export-weights: safetensors shards of at most
+        `max_shard_size` ("5GB", "500MB", "80KB", bytes as an int) named
+        model-0000i-of-0000n.safetensors with model.safetensors.index.json,
+        or one model.safetensors."""
+        with self._lock:
+            self._use_trainer(self._config).export_weights(
+                os.fspath(directory), str(max_shard_size))
 
     def resume(self, path):
         """Continues from a checkpoint written by save() or glimmer-train

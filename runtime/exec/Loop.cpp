@@ -1,5 +1,6 @@
 //===- Loop.cpp - The training loop of glimmer-train and glimmer-run ------===//
 
+#include "glimmer_rt/HfCheckpoint.h"
 #include "glimmer_rt/Progress.h"
 #include "glimmer_rt/Trainer.h"
 
@@ -76,6 +77,8 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
                          std::ostream &err) {
   // One process reports (all ranks compute the same loss and norm).
   bool reports = ranks.local().front() == 0;
+  BoundWeights weights(program.info(), options.weightsPath,
+                       options.pretrainedPath);
   std::ofstream metrics;
   if (reports && !options.metricsPath.empty()) {
     metrics.open(options.metricsPath, std::ios::app);
@@ -98,7 +101,7 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
   if (options.forwardOnly) {
     auto start = Clock::now();
     double loss = onShard(data, 0, [&] {
-      return runForward(program, options.weightsPath, *data.first, ranks);
+      return runForward(program, weights.path(), *data.first, ranks);
     });
     double seconds =
         std::chrono::duration<double>(Clock::now() - start).count();
@@ -114,7 +117,7 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
     }
     return;
   }
-  Trainer trainer(program, options.weightsPath, ranks);
+  Trainer trainer(program, weights.path(), ranks);
   if (!options.resumePath.empty()) {
     trainer.resume(options.resumePath);
     progress("resumed from " + options.resumePath + " at step " +
@@ -215,6 +218,11 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
     trainer.save(options.savePath);
     progress("saved step " + std::to_string(trainer.stepsDone()) + " to " +
              options.savePath);
+  }
+  if (!options.exportWeightsDir.empty() && reports) {
+    exportHfCheckpoint(options.exportWeightsDir, trainer.parameters(),
+                       options.maxShardBytes);
+    progress("exported the parameters to " + options.exportWeightsDir);
   }
 }
 

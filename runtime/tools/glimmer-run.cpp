@@ -1,12 +1,13 @@
 //===- glimmer-run.cpp - Train a compiled program, no compiler needed -----===//
 //
-//   glimmer-run PROGRAM.{so,cpp} --weights=W.safetensors
+//   glimmer-run PROGRAM.{so,cpp} --weights=W.safetensors|HF_DIR
 //       --data=BATCH.safetensors|DIR|'GLOB'|synthetic:batch=..,seq=..,images=..
 //       [--backend=cpu|cuda] [--steps=N] [--forward-only]
 //       [--save=CKPT] [--resume=CKPT] [--metrics=OUT.jsonl] [--seed=N]
 //       [--timeout=SECONDS] [--quiet] [--cache-dir=DIR]
 //       [--check-fused-kernels] [--tf32]
 //       [--config=JOB.toml] [--progress=auto|always|never]
+//       [--export-weights=DIR] [--max-shard-size=5GB]
 //
 // Runs what glimmer-train compiled (its --emit-cpp output, or the shared
 // library built from it) on machines that have the runtime but no compiler:
@@ -29,6 +30,7 @@
 
 #include "glimmer_rt/DataStream.h"
 #include "glimmer_rt/Files.h"
+#include "glimmer_rt/HfCheckpoint.h"
 #include "glimmer_rt/Nccl.h"
 #include "glimmer_rt/ProgramCache.h"
 #include "glimmer_rt/Progress.h"
@@ -41,6 +43,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -161,6 +164,8 @@ std::optional<ConfigOption> configOption(const std::string &key) {
       {"program", {ConfigType::String, true}},
       {"weights", {ConfigType::String, true}},
       {"data", {ConfigType::String, true}},
+      {"export-weights", {ConfigType::String, true}},
+      {"max-shard-size", {ConfigType::String, false}},
       {"backend", {ConfigType::String, false}},
       {"steps", {ConfigType::Integer, false}},
       {"forward-only", {ConfigType::Bool, false}},
@@ -211,7 +216,8 @@ bool withConfig(int argc, char **argv, std::vector<std::string> &args,
 
 int main(int argc, char **argv) {
   std::string program, weights, data, backendName = "cpu", save, resume,
-                                       metrics, cacheDir, configPath;
+                                       metrics, cacheDir, configPath, exportDir,
+                                       shardSize = "5GB";
   LoopOptions loop;
   loop.tool = "glimmer-run";
   uint64_t seed = 0;
@@ -272,6 +278,13 @@ int main(int argc, char **argv) {
                "build beside its ops\n"
                "  [--tf32]  (CUDA) f32 GEMMs may use TF32 tensor cores, as "
                "PyTorch's allow_tf32\n"
+               "  [--export-weights=DIR] [--max-shard-size=5GB]  write the "
+               "trained\n"
+               "    parameters as save_pretrained does (sharded safetensors "
+               "and an index)\n"
+               "  --weights=DIR: a Hugging Face checkpoint (model.safetensors, "
+               "or\n"
+               "    model.safetensors.index.json and its shards)\n"
                "  [--cache-dir=DIR]  where a .cpp program is built (default: "
                "$GLIMMER_CACHE_DIR,\n"
                "                     else $XDG_CACHE_HOME/glimmer, else "
@@ -288,8 +301,11 @@ int main(int argc, char **argv) {
           value("--backend", backendName) || value("--save", save) ||
           value("--resume", resume) || value("--metrics", metrics) ||
           value("--cache-dir", cacheDir) || value("--progress", progressName) ||
-          value("--config", configPath) || number("--steps", loop.steps) ||
-          number("--seed", seed) || number("--timeout", timeout) ||
+          value("--config", configPath) ||
+          value("--export-weights", exportDir) ||
+          value("--max-shard-size", shardSize) ||
+          number("--steps", loop.steps) || number("--seed", seed) ||
+          number("--timeout", timeout) ||
           flag("--forward-only", loop.forwardOnly) ||
           flag("--quiet", loop.quiet) ||
           flag("--check-fused-kernels", checkFused) ||
@@ -323,7 +339,17 @@ int main(int argc, char **argv) {
   if (!parseProgressMode(progressName, progressMode))
     return fail("--progress must be auto, always or never, got '" +
                 progressName + "'");
-  loop.weightsPath = weights;
+  // A directory is a Hugging Face checkpoint, bound by state_dict name.
+  (std::filesystem::is_directory(weights) ? loop.pretrainedPath
+                                          : loop.weightsPath) = weights;
+  loop.exportWeightsDir = exportDir;
+  try {
+    loop.maxShardBytes = parseShardSize(shardSize);
+    if (!exportDir.empty())
+      checkExportDirectory(exportDir);
+  } catch (const RuntimeError &e) {
+    return fail(e.what());
+  }
   loop.savePath = save;
   loop.resumePath = resume;
   loop.metricsPath = metrics;

@@ -5,6 +5,7 @@
 //       [--dtype=f32|f64|bf16|bf16-autocast] [--steps=N --optimizer=adamw|sgd --lr=...
 //        --weight-decay=... --betas=B1,B2 --eps=... --max-norm=...
 //        --grad-accum=N] [--save=CKPT] [--resume=CKPT]
+//       [--weights=FILE|HF_DIR] [--export-weights=DIR --max-shard-size=5GB]
 //       [--metrics=OUT.jsonl] [--forward-only] [--tf32]
 //       [--config=JOB.toml] [--progress=auto|always|never]
 //
@@ -17,6 +18,7 @@
 #include "glimmer/Driver/Driver.h"
 #include "glimmer/Support/CommandLine.h"
 #include "glimmer_rt/DataStream.h"
+#include "glimmer_rt/HfCheckpoint.h"
 #include "glimmer_rt/Progress.h"
 #include "glimmer_rt/Synthetic.h"
 #include "glimmer_rt/ToolArguments.h"
@@ -137,6 +139,24 @@ static cl::opt<std::string> resumePath(
     "resume", cl::init(""),
     cl::desc("Continue from a checkpoint written by --save"),
     cl::value_desc("file"), cl::cat(trainCategory));
+static cl::opt<std::string> weightsPath(
+    "weights", cl::init(""),
+    cl::desc("Bind parameters and buffers by state_dict name from this "
+             "safetensors file or Hugging Face checkpoint directory "
+             "(model.safetensors, or model.safetensors.index.json and its "
+             "shards) instead of the model's own weights"),
+    cl::value_desc("file|dir"), cl::cat(trainCategory));
+static cl::opt<std::string> exportWeightsDir(
+    "export-weights", cl::init(""),
+    cl::desc("After the last step, write the parameters here as "
+             "save_pretrained does (sharded safetensors and "
+             "model.safetensors.index.json)"),
+    cl::value_desc("dir"), cl::cat(trainCategory));
+static cl::opt<std::string> maxShardSize(
+    "max-shard-size", cl::init("5GB"),
+    cl::desc("Largest shard --export-weights writes (KB/MB/GB: powers of "
+             "1000; KiB/MiB/GiB: of 1024)"),
+    cl::value_desc("size"), cl::cat(trainCategory));
 static cl::opt<std::string> metricsPath(
     "metrics", cl::init(""),
     cl::desc("Append one JSON line per step to this file"),
@@ -336,6 +356,13 @@ int main(int argc, char **argv) {
       return fail(std::string("cannot write ") + flag + " file '" + *path +
                   "': " + error.message());
   }
+  try {
+    loop.maxShardBytes = glimmer_rt::parseShardSize(maxShardSize);
+    if (!exportWeightsDir.empty())
+      glimmer_rt::checkExportDirectory(exportWeightsDir);
+  } catch (const glimmer_rt::RuntimeError &e) {
+    return fail(e.what());
+  }
 
   auto model = glimmer::compileModel(context, options);
   compileProgress.finish();
@@ -361,6 +388,8 @@ int main(int argc, char **argv) {
     (*out)->keep();
   }
   loop.weightsPath = model->weightsPath;
+  loop.pretrainedPath = weightsPath;
+  loop.exportWeightsDir = exportWeightsDir;
   loop.steps = steps;
   loop.forwardOnly = forwardOnly;
   loop.savePath = savePath;

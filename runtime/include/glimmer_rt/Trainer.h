@@ -236,6 +236,13 @@ void writeCheckpoint(const std::string &path,
 
 struct LoopOptions {
   std::string weightsPath;
+  /// A safetensors file or Hugging Face checkpoint directory whose tensors
+  /// bind by state_dict name over `weightsPath` (bindCheckpoint).
+  std::string pretrainedPath;
+  /// Where the trained parameters are written as a Hugging Face checkpoint
+  /// (exportHfCheckpoint), with shards of at most `maxShardBytes`.
+  std::string exportWeightsDir;
+  uint64_t maxShardBytes = 5'000'000'000;
   int64_t steps = 10;
   /// Run @forward once and report the loss instead of training.
   bool forwardOnly = false;

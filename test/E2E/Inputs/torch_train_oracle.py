@@ -18,6 +18,12 @@ torch.optim step. Prints "step N | loss L | grad_norm G" per step.
 With GLIMMER_ORACLE_DEVICE=cuda the model and batch run on the GPU, with
 TF32 off (float32 matrix products in full float32).
 
+With GLIMMER_ORACLE_WEIGHTS=PATH the parameters are first replaced, by
+state_dict name, with those of a safetensors file or a Hugging Face
+checkpoint directory (model.safetensors, or model.safetensors.index.json and
+its shards), as glimmer-train --weights=PATH binds them; every parameter must
+be there and every key must be a parameter or buffer.
+
 With GLIMMER_ORACLE_PERTURB=REL[:SEED] every parameter is first scaled by
 1 + REL * N(0, 1) (elementwise, a generator seeded with SEED, default 0):
 how far the training moves under a change of the weights far below bf16's
@@ -26,6 +32,7 @@ against (compare_steps.py --floor).
 """
 
 import glob
+import json
 import os
 import sys
 
@@ -72,6 +79,28 @@ def load_stream(data):
     return [load_file(p) for p in paths]
 
 
+def load_pretrained(module, path):
+    """Copies the tensors of `path` (a file or a save_pretrained directory)
+    into `module`'s parameters by name."""
+    if os.path.isdir(path):
+        index = os.path.join(path, "model.safetensors.index.json")
+        files = (sorted(set(json.load(open(index))["weight_map"].values()))
+                 if os.path.exists(index) else ["model.safetensors"])
+        state = {}
+        for f in files:
+            state.update(load_file(os.path.join(path, f)))
+    else:
+        state = load_file(path)
+    params = dict(module.named_parameters())
+    known = set(params) | set(dict(module.named_buffers()))
+    missing, unexpected = set(params) - set(state), set(state) - known
+    if missing or unexpected:
+        sys.exit(f"{path}: missing {sorted(missing)}, unexpected {sorted(unexpected)}")
+    with torch.no_grad():
+        for name, p in params.items():
+            p.copy_(state[name].to(p.dtype))
+
+
 def main():
     (model_path, batch_path, dtype, steps, optimizer, lr, weight_decay,
      max_norm) = sys.argv[1:9]
@@ -82,6 +111,8 @@ def main():
         eps = float(sys.argv[11])
     steps, lr, weight_decay, max_norm = int(steps), float(lr), float(weight_decay), float(max_norm)
     module = torch.jit.load(model_path)
+    if os.environ.get("GLIMMER_ORACLE_WEIGHTS"):
+        load_pretrained(module, os.environ["GLIMMER_ORACLE_WEIGHTS"])
     stream = load_stream(batch_path)
     if dtype == "f64":
         promote_module(module)
