@@ -290,6 +290,22 @@ void bindElementwiseKernels(py::module &m) {
   m.def("relu", &glimmer_rt::relu, nogil);
   m.def("sin", &glimmer_rt::sin, nogil);
   m.def("cos", &glimmer_rt::cos, nogil);
+  m.def("tan", &glimmer_rt::tan, nogil);
+  m.def("asin", &glimmer_rt::asin, nogil);
+  m.def("acos", &glimmer_rt::acos, nogil);
+  m.def("atan", &glimmer_rt::atan, nogil);
+  m.def("sinh", &glimmer_rt::sinh, nogil);
+  m.def("cosh", &glimmer_rt::cosh, nogil);
+  m.def("asinh", &glimmer_rt::asinh, nogil);
+  m.def("acosh", &glimmer_rt::acosh, nogil);
+  m.def("atanh", &glimmer_rt::atanh, nogil);
+  m.def("expm1", &glimmer_rt::expm1, nogil);
+  m.def("log1p", &glimmer_rt::log1p, nogil);
+  m.def("abs", &glimmer_rt::abs, nogil);
+  m.def("floor", &glimmer_rt::floor, nogil);
+  m.def("ceil", &glimmer_rt::ceil, nogil);
+  m.def("trunc", &glimmer_rt::trunc, nogil);
+  m.def("round", &glimmer_rt::round, nogil);
   m.def("gelu", &glimmer_rt::gelu, nogil, py::arg("x"),
         py::arg("tanh_approximation") = false);
   m.def("add", &glimmer_rt::add, nogil);

@@ -1,37 +1,78 @@
 #!/usr/bin/env python3
-"""Which Core ATen ops the torch.export front end imports, measured on
-PyTorch's OpInfo samples.
+"""Core ATen coverage of the torch.export front end, measured against
+PyTorch on its OpInfo samples: forward values and VJPs.
 
-    .venv/bin/python scripts/opinfo_coverage.py [--limit N] > docs/CoreAtenCoverage.md
+    PYTHONPATH=build/python:<expecttest> .venv/bin/python \\
+        scripts/opinfo_coverage.py [--only NAME,...] [--samples N] \\
+        [--out docs/CoreAtenCoverage.md] [--check]
 
 For every OpInfo of torch.testing._internal.common_methods_invocations.op_db
-with a float32 sample on the CPU, the first sample becomes a module (its
-tensor arguments are the forward inputs, the rest constants), exported with
-torch.export.export(strict=False), decomposed to the Core ATen opset
-(run_decompositions()) and saved; `glimmer-translate --import-export` then
-imports it with the sample's tensors as example inputs. Each Core ATen op
-(an ATen overload tagged torch.Tag.core) that some sample's program calls
-is listed as imported when a program calling it imports, otherwise with the
-first error the importer gave for a program calling it, and ops no sample
-reaches as such. This measures the import (conversion) only; numerics are
-checked by the test suite on the programs it trains.
+(or those --only names), up to --samples float64 CPU samples become one
+case: a module whose floating-point inputs that PyTorch differentiates are
+parameters (the other inputs buffers) and whose loss is
+sum_j <w_j, out_j> over the op's outputs, with fixed random parameters w_j.
+Cases are exported with torch.export, decomposed to the Core ATen opset
+(run_decompositions()), batched into one program per chunk, compiled by
+glimmer.compile (f64, SGD with lr 1, no weight decay) and trained one step
+on the CPU runtime. The step's parameter update is the gradient: for w_j it
+is the op's output out_j (the forward check), for an input it is the VJP
+with cotangent w_j (the VJP check); both are compared with PyTorch's
+autograd on the same module. Each program compiles and runs in a child
+process (--jobs at a time); a chunk that fails to compile or run (or
+crashes) is split until the failing case is alone, which then reports its
+error.
+
+A Core ATen op (an ATen overload tagged torch.Tag.core) passes forward when
+a case whose program calls it passes forward; it is differentiable when a
+node calling it has a floating-point result and a floating-point operand
+that depends on a trainable input, and passes its VJP when such a case
+passes its VJP check. Ops outside the scope (OUT_OF_SCOPE) are listed with
+the reason. The table goes to --out (Markdown); --check exits 1 unless
+every case passed (the test suite's subset).
 """
 
 import argparse
-import collections
+import contextlib
+import io
 import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import warnings
-from pathlib import Path
+from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import torch
-from safetensors.torch import save_file
+import torch.utils._pytree as pytree
 
-ROOT = Path(__file__).resolve().parents[1]
-TRANSLATE = ROOT / "build" / "bin" / "glimmer-translate"
+# Forward values and VJPs are compared in f64: |glimmer - torch| <= ATOL +
+# RTOL * |torch|, elementwise. The gradient read back from an SGD step
+# (p - (p - g)) is exact to an ulp of max(|p|, |g|), far below these.
+RTOL, ATOL = 1e-7, 1e-9
+SEED = 0
 
+# Core ATen ops outside the scope, with the reason; the importer refuses
+# each with its reason (lib/Import/Converters/OutOfScope.cpp).
+OUT_OF_SCOPE = {
+    "aten._fft_c2r.default": "complex",
+    "aten._fft_r2c.default": "complex",
+    "aten._fft_c2c.default": "complex",
+    "aten.rand.default": "in-graph RNG",
+    "aten.randn.default": "in-graph RNG",
+    "aten.randperm.default": "in-graph RNG",
+    "aten.native_dropout.default": "in-graph RNG",
+    "aten.bernoulli.p": "in-graph RNG",
+    "aten.nonzero.default": "data-dependent shape",
+    "aten._local_scalar_dense.default": "data-dependent shape",
+    "aten.sym_size.int": "symbolic size",
+    "aten.sym_numel.default": "symbolic size",
+    "aten.sym_stride.int": "symbolic size",
+    "aten.sym_storage_offset.default": "symbolic size",
+    "aten.as_strided.default": "memory layout",
+    "aten.empty_strided.default": "memory layout",
+}
 
 def core_ops():
     ops = set()
@@ -46,104 +87,462 @@ def core_ops():
     return ops
 
 
-class Sample(torch.nn.Module):
-    def __init__(self, fn, args, kwargs, names):
+# --- cases ---------------------------------------------------------------------
+
+
+class Case(torch.nn.Module):
+    """Samples of one OpInfo: each sample's tensors are parameters
+    (`s<i>_x<k>`, the inputs PyTorch differentiates) or buffers
+    (`s<i>_b<k>`), its outputs are weighted by parameters `s<i>_w<j>`."""
+
+    def __init__(self, name, fn, samples):
         super().__init__()
-        self.fn, self.args, self.kwargs, self.names = fn, args, kwargs, names
+        self.name, self.fn, self.specs = name, fn, []
+        for i, (args, kwargs, trainable, outs) in enumerate(samples):
+            leaves, spec = pytree.tree_flatten((args, kwargs))
+            slots = []
+            for k, leaf in enumerate(leaves):
+                if not isinstance(leaf, torch.Tensor):
+                    slots.append(None)
+                elif k in trainable:
+                    slots.append(f"s{i}_x{k}")
+                    self.register_parameter(slots[-1],
+                                            torch.nn.Parameter(leaf.clone()))
+                else:
+                    slots.append(f"s{i}_b{k}")
+                    self.register_buffer(slots[-1], leaf.clone())
+            for j, out in enumerate(outs):
+                g = torch.Generator().manual_seed(SEED + 97 * i + j)
+                w = torch.randn(out.shape, dtype=torch.float64, generator=g)
+                self.register_parameter(f"s{i}_w{j}", torch.nn.Parameter(w))
+            self.specs.append((spec, leaves, slots, len(outs)))
 
-    def forward(self, *tensors):
-        it = iter(tensors)
-        args = [next(it) if i in self.names else a for i, a in enumerate(self.args)]
-        return self.fn(*args, **self.kwargs)
+    def forward(self):
+        loss = 0
+        for i, (spec, leaves, slots, n) in enumerate(self.specs):
+            values = [getattr(self, s) if s else leaf
+                      for leaf, s in zip(leaves, slots)]
+            args, kwargs = pytree.tree_unflatten(values, spec)
+            outs = tensor_outputs(self.fn(*args, **kwargs))
+            for j in range(n):
+                w = getattr(self, f"s{i}_w{j}")
+                loss = loss + (w * outs[j].to(torch.float64)).sum()
+        return loss
 
 
-def program_of(info):
-    """(module, example tensors) of the first float32 CPU sample, or None."""
+class Batch(torch.nn.Module):
+    """Cases side by side; the loss is their sum (times the one user input,
+    a [1] tensor of ones, which a program needs)."""
+
+    def __init__(self, cases):
+        super().__init__()
+        for k, case in enumerate(cases):
+            self.add_module(f"c{k}", case)
+
+    def forward(self, one):
+        return sum(case() for case in self.children()) * one.sum()
+
+
+def tensor_outputs(out):
+    return [t for t in pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
+
+
+ONE = {"one": torch.ones(1, dtype=torch.float64)}
+
+
+def sample_of(info, sample):
+    """(args, kwargs, trainable leaf indices, outputs) of one sample, or
+    None when it is out of scope or its reference is not finite."""
+    args, kwargs = (sample.input, *sample.args), dict(sample.kwargs)
+    leaves, spec = pytree.tree_flatten((args, kwargs))
+    tensors = [t for t in leaves if isinstance(t, torch.Tensor)]
+    if not tensors or any(t.is_complex() or t.layout != torch.strided or
+                          t.is_quantized for t in tensors):
+        return None
+    leaves = [t.detach().clone().contiguous() if isinstance(t, torch.Tensor)
+              else t for t in leaves]
+    floats = [k for k, t in enumerate(leaves) if isinstance(t, torch.Tensor)
+              and t.is_floating_point()]
+    differentiable = info.supports_autograd
+    for k in floats:
+        leaves[k].requires_grad_(differentiable)
+    a, kw = pytree.tree_unflatten(leaves, spec)
+    outs = tensor_outputs(info.op(*a, **kw))
+    if not outs or any(o.is_complex() or o.layout != torch.strided
+                       for o in outs):
+        return None
+    if not all(torch.isfinite(o.detach().to(torch.float64)).all()
+               for o in outs):
+        return None
+    trainable = set()
+    diff = [o for o in outs if o.requires_grad]
+    if differentiable and diff:
+        g = torch.Generator().manual_seed(SEED)
+        loss = sum((torch.randn(o.shape, dtype=torch.float64, generator=g) *
+                    o).sum() for o in diff)
+        grads = torch.autograd.grad(loss, [leaves[k] for k in floats],
+                                    allow_unused=True)
+        for k, grad in zip(floats, grads):
+            if grad is not None:
+                if not torch.isfinite(grad).all():
+                    return None
+                trainable.add(k)
+    leaves = [t.detach() if isinstance(t, torch.Tensor) else t for t in leaves]
+    a, kw = pytree.tree_unflatten(leaves, spec)
+    return a, kw, trainable, [o.detach() for o in outs]
+
+
+def case_of(info, samples):
+    """The Case of up to `samples` float64 samples of `info`, or None."""
+    made, it = [], iter(info.sample_inputs("cpu", torch.float64))
     try:
-        samples = iter(info.sample_inputs("cpu", torch.float32))
-        sample = next(samples)
-        # Closed now: a sample generator runs under no_grad, which must not
-        # be left open while export traces.
-        if hasattr(samples, "close"):
-            samples.close()
-    except Exception:
+        for sample in it:
+            s = sample_of(info, sample)
+            if s is not None:
+                made.append(s)
+            if len(made) == samples:
+                break
+    finally:
+        # A sample generator runs under no_grad, which must not be left
+        # open while export traces.
+        if hasattr(it, "close"):
+            it.close()
+    if not made:
         return None
-    args = [sample.input, *sample.args]
-    names = {i for i, a in enumerate(args) if isinstance(a, torch.Tensor)}
-    tensors = [args[i] for i in sorted(names)]
-    # Out of scope: complex, sparse and other layouts.
-    if not tensors or any(t.is_complex() or t.layout != torch.strided
-                          for t in tensors):
-        return None
-    tensors = [t.contiguous() for t in tensors]
-    return Sample(info.op, args, sample.kwargs, names), tensors
+    name = info.name + ("." + info.variant_test_name
+                        if info.variant_test_name else "")
+    return Case(name, info.op, made)
+
+
+def export(cases):
+    program = torch.export.export(Batch(cases), (), ONE, strict=False)
+    return program.run_decompositions()
+
+
+def calls(program, core):
+    """(core ops called, core ops called differentiably) of a program:
+    differentiably, by a node with a floating-point result and a
+    floating-point operand that depends on a trainable input."""
+    sig = program.graph_signature
+    params = {spec.arg.name for spec in sig.input_specs
+              if spec.kind == torch.export.graph_signature.InputKind.PARAMETER
+              and "_x" in spec.target.rsplit(".", 1)[-1]}
+    varied, called, diff = set(params), set(), set()
+    for node in program.graph.nodes:
+        if node.op != "call_function":
+            continue
+        inputs = node.all_input_nodes
+        if any(a.name in varied for a in inputs):
+            varied.add(node.name)
+        target = str(node.target)
+        if target not in core:
+            continue
+        called.add(target)
+        val = node.meta.get("val")
+        results = [v for v in pytree.tree_leaves(val)
+                   if isinstance(v, torch.Tensor)]
+        if not any(v.is_floating_point() for v in results):
+            continue
+        if any(a.name in varied and isinstance(a.meta.get("val"), torch.Tensor)
+               and a.meta["val"].is_floating_point() for a in inputs):
+            diff.add(target)
+    return called, diff
+
+
+# --- running a chunk ----------------------------------------------------------------
+
+
+def first_error(text):
+    for line in text.splitlines():
+        if "error: " in line:
+            return line.split("error: ", 1)[1].strip()
+    return text.strip().splitlines()[0] if text.strip() else "failed"
+
+
+def compare(got, want):
+    """The largest violation of the tolerance (0 when within), or a reason."""
+    if got.shape != want.shape:
+        return f"shape {list(got.shape)} instead of {list(want.shape)}"
+    if not np.isfinite(got).all():
+        return "non-finite values"
+    excess = np.abs(got - want) - (ATOL + RTOL * np.abs(want))
+    return float(max(excess.max(initial=0.0), 0.0))
+
+
+# torch.export and autograd run one at a time; compiling and running a
+# program release the GIL, so chunks compile in parallel (--jobs).
+TORCH_LOCK = threading.Lock()
+
+
+def train_step(program, cache_dir, out):
+    """In a child process (--train-step): compiles `program` (a .pt2) as
+    glimmer.compile does (f64, SGD with lr 1, no weight decay), trains one
+    step on the CPU runtime and saves the parameters before and after it to
+    `out` (.npz, `before/NAME`, `after/NAME`). A failure is printed, exit 1."""
+    import glimmer
+    try:
+        with glimmer.SpmdContext():
+            compiled = glimmer.compile(program, ONE, dtype="f64",
+                                       optimizer="sgd", lr=1.0,
+                                       weight_decay=0.0, cache_dir=cache_dir)
+            before = compiled.parameters()
+            compiled.train(ONE, steps=1)
+            after = compiled.parameters()
+    except Exception as e:  # noqa: BLE001: CompileError, RuntimeError
+        print(first_error(str(e)) if str(e) else type(e).__name__,
+              file=sys.stderr)
+        return 1
+    np.savez(out, **{f"before/{k}": v for k, v in before.items()},
+             **{f"after/{k}": v for k, v in after.items()})
+    return 0
+
+
+def run_chunk(cases, cache_dir, tmp, results, log):
+    """Compiles and runs `cases` as one program, in a child process (a
+    compiler or runtime crash fails that program only); records per case
+    {'forward': err, 'vjp': err} (None: passed), splitting on failure."""
+    path = os.path.join(tmp, f"chunk-{id(cases)}")
+    try:
+        with TORCH_LOCK:
+            torch.export.save(export(cases), path + ".pt2")
+        run = subprocess.run(
+            [sys.executable, __file__, "--train-step", path + ".pt2",
+             "--cache-dir", cache_dir, "--out", path + ".npz"],
+            capture_output=True, text=True)
+        if run.returncode != 0:
+            raise RuntimeError(
+                run.stderr.strip().splitlines()[-1] if run.returncode > 0 and
+                run.stderr.strip() else
+                f"the compiler or runtime crashed (exit {run.returncode})")
+        with np.load(path + ".npz") as saved:
+            before = {k[len("before/"):]: saved[k] for k in saved.files
+                      if k.startswith("before/")}
+            after = {k[len("after/"):]: saved[k] for k in saved.files
+                     if k.startswith("after/")}
+    except Exception as e:  # noqa: BLE001: export, compile or run
+        if len(cases) > 1:
+            half = len(cases) // 2
+            run_chunk(cases[:half], cache_dir, tmp, results, log)
+            run_chunk(cases[half:], cache_dir, tmp, results, log)
+            return
+        message = str(e) or type(e).__name__
+        log(f"  {cases[0].name}: {message}")
+        results[cases[0].name] = {"forward": message, "vjp": message}
+        return
+    with TORCH_LOCK:
+        for case in cases:
+            case.zero_grad(set_to_none=True)
+        Batch(cases)(**ONE).backward()
+        grads = {(k, name): (p.grad.numpy(force=True).copy()
+                             if p.grad is not None else np.zeros(p.shape))
+                 for k, case in enumerate(cases)
+                 for name, p in case.named_parameters()}
+    for k, case in enumerate(cases):
+        worst = {"forward": 0.0, "vjp": 0.0}
+        for name, p in case.named_parameters():
+            key = f"c{k}.{name}"
+            kind = "forward" if "_w" in name else "vjp"
+            if key not in before:
+                worst[kind] = f"parameter '{name}' is missing"
+                continue
+            got = before[key] - after[key]
+            want = grads[(k, name)]
+            err = compare(got, want)
+            if isinstance(err, str):
+                worst[kind] = f"{kind} of {name}: {err}"
+            elif isinstance(worst[kind], float):
+                worst[kind] = max(worst[kind], err)
+        for kind, err in worst.items():
+            if isinstance(err, float) and err > 0:
+                worst[kind] = f"{kind} differs beyond the tolerance " \
+                              f"(by {err:.3g})"
+            elif isinstance(err, float):
+                worst[kind] = None
+        results[case.name] = worst
+
+
+# --- the table ------------------------------------------------------------------------
+
+
+def verdicts(core, cases_ops, results, import_errors):
+    """Per core op: (forward, vjp, reason, OpInfos)."""
+    table = {}
+    for op in sorted(core):
+        users = [(name, called, diff) for name, (called, diff)
+                 in cases_ops.items() if op in called]
+        if op in OUT_OF_SCOPE:
+            table[op] = ("out of scope", "n.a.", OUT_OF_SCOPE[op],
+                         [u[0] for u in users][:3])
+            continue
+        if not users:
+            table[op] = ("not reached", "n.a.", "", [])
+            continue
+        fwd = [u for u in users if results[u[0]]["forward"] is None]
+        diff_users = [u for u in users if op in u[2]]
+        vjp_ok = [u for u in diff_users if results[u[0]]["vjp"] is None]
+        forward = "pass" if fwd else "fail"
+        vjp = ("n.a." if not diff_users else "pass" if vjp_ok else "fail")
+        reason = ""
+        if forward == "fail":
+            # The case whose program calls the fewest core ops is the one
+            # the op most likely fails by itself.
+            name = min(users, key=lambda u: len(u[1]))[0]
+            reason = f"{name}: {results[name]['forward']}"
+        elif vjp == "fail":
+            name = min(diff_users, key=lambda u: len(u[1]))[0]
+            reason = f"{name}: {results[name]['vjp']}"
+        shown = [u[0] for u in (fwd or users)][:3]
+        table[op] = (forward, vjp, reason, shown)
+    return table
+
+
+def write_table(out, table, stats):
+    scope = [op for op, v in table.items() if v[0] != "out of scope"]
+    reached = [op for op in scope if table[op][0] != "not reached"]
+    fwd = [op for op in reached if table[op][0] == "pass"]
+    diff = [op for op in reached if table[op][1] != "n.a."]
+    vjp = [op for op in diff if table[op][1] == "pass"]
+    pct = lambda a, b: f"{100.0 * len(a) / max(len(b), 1):.1f}%"
+    print("# Core ATen coverage of the torch.export front end\n", file=out)
+    print("Generated by `scripts/opinfo_coverage.py` (PyTorch "
+          f"{torch.__version__}). Each OpInfo of PyTorch's `op_db` with a "
+          f"float64 CPU sample gives a case of up to {stats['samples']} "
+          "samples, exported with torch.export, decomposed to the Core ATen "
+          "opset, compiled by `glimmer.compile` (f64) and run on the CPU "
+          "runtime; its forward outputs and the VJP of its differentiable "
+          "inputs (the cotangent: fixed random weights of the outputs) are "
+          "compared with PyTorch's autograd elementwise within "
+          f"`|glimmer - torch| <= {ATOL:g} + {RTOL:g} * |torch|`. An op "
+          "passes forward when a case whose program calls it passes; it is "
+          "differentiable when it is called with a floating-point result on "
+          "a floating-point operand that depends on a differentiated input, "
+          "and passes its VJP when such a case passes its VJP check.\n",
+          file=out)
+    print(f"- OpInfo cases: {stats['cases']} ({stats['passed']} pass "
+          f"forward and VJP); run time {stats['seconds']:.0f} s", file=out)
+    print(f"- Core ATen ops: {len(table)}; out of scope: "
+          f"{len(table) - len(scope)}; in scope: {len(scope)}, of which "
+          f"{len(reached)} are reached by a sample", file=out)
+    print(f"- Forward: {len(fwd)} / {len(reached)} reached in-scope ops pass "
+          f"({pct(fwd, reached)}; {pct(fwd, scope)} of all in-scope ops)",
+          file=out)
+    print(f"- VJP: {len(vjp)} / {len(diff)} differentiable ops pass "
+          f"({pct(vjp, diff)})\n", file=out)
+    print("## Scope\n", file=out)
+    print("Out of scope, refused by the importer with an error naming the "
+          "op, its Python line and the reason: complex tensors (`_fft_*`), "
+          "in-graph random number generation (`rand`, `randn`, `randperm`, "
+          "`native_dropout`, `bernoulli`: a Glimmer program is a "
+          "deterministic function of its inputs), sizes that depend on "
+          "tensor values (`nonzero`, `_local_scalar_dense`) or are symbolic "
+          "(`sym_*`), and ops on memory layout (`as_strided`, "
+          "`empty_strided`). Sparse and quantized tensors have no Core ATen "
+          "op of their own; their samples are skipped.\n", file=out)
+    print("## Ops\n", file=out)
+    print("| op | forward | VJP | tolerance (rtol, atol) | OpInfo cases "
+          "| reason |", file=out)
+    print("| --- | --- | --- | --- | --- | --- |", file=out)
+    for op, (forward, vjp, reason, users) in table.items():
+        reason = reason.replace("|", "/").replace("\n", " ")
+        if forward == "not reached":
+            reason = "no OpInfo sample's decomposed program calls it"
+        tol = f"{RTOL:g}, {ATOL:g}" if forward in ("pass", "fail") else ""
+        print(f"| `{op}` | {forward} | {vjp} | {tol} | {', '.join(users)} | "
+              f"{reason} |", file=out)
+
+
+# --- main -----------------------------------------------------------------------------
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--limit", type=int, default=0, help="first N OpInfos only")
+    ap = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", default="",
+                    help="comma-separated OpInfo names (default: all)")
+    ap.add_argument("--samples", type=int, default=3,
+                    help="samples per OpInfo")
+    ap.add_argument("--chunk", type=int, default=24,
+                    help="cases compiled into one program")
+    ap.add_argument("--jobs", type=int, default=2,
+                    help="chunks compiled at once")
+    ap.add_argument("--out", default="", help="Markdown table (default: stdout)")
+    ap.add_argument("--cache-dir", default="",
+                    help="compiled program cache (default: glimmer's)")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 unless every case passes")
+    ap.add_argument("--train-step", default="", help=argparse.SUPPRESS)
     a = ap.parse_args()
     warnings.simplefilter("ignore")
-    from torch.testing._internal.common_methods_invocations import op_db
+    if a.train_step:
+        return train_step(a.train_step, a.cache_dir, a.out)
+    torch.manual_seed(SEED)
+    try:
+        from torch.testing._internal.common_methods_invocations import op_db
+    except ImportError as e:
+        # 77: a skip for ctest (SKIP_RETURN_CODE).
+        print(f"error: PyTorch's OpInfo database needs expecttest "
+              f"(pip install expecttest): {e}", file=sys.stderr)
+        return 77
 
+    start = time.time()
+    log = lambda m: print(m, file=sys.stderr, flush=True)
+    only = set(filter(None, a.only.split(",")))
     core = core_ops()
-    imported, failed = set(), {}
-    tried = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        for info in op_db[: a.limit or None]:
-            try:
-                made = program_of(info)
-            except Exception:
-                made = None
-            if made is None:
-                continue
-            module, tensors = made
-            try:
-                program = torch.export.export(module, tuple(tensors), strict=False)
-                program = program.run_decompositions()
-                path = os.path.join(tmp, "op.pt2")
-                torch.export.save(program, path)
-            except Exception:
-                continue
-            tried += 1
-            called = {str(n.target) for n in program.graph.nodes
-                      if n.op == "call_function"} & core
-            names = [s.arg.name for s in program.graph_signature.input_specs
-                     if s.kind == torch.export.graph_signature.InputKind.USER_INPUT]
-            batch = os.path.join(tmp, "batch.safetensors")
-            save_file(dict(zip(names, tensors)), batch)
-            run = subprocess.run([str(TRANSLATE), "--import-export", path,
-                                  f"--example-inputs={batch}", "-o", os.devnull],
-                                 capture_output=True, text=True)
-            if run.returncode == 0:
-                imported |= called
-            else:
-                error = next((l.split("error: ", 1)[1] for l in run.stderr.splitlines()
-                              if "error: " in l), run.stderr.strip()[:200])
-                for op in called:
-                    failed.setdefault(op, (info.name, error))
-    failed = {op: v for op, v in failed.items() if op not in imported}
-    reached = imported | set(failed)
-    print("# Core ATen coverage of the torch.export front end\n")
-    print("Generated by `scripts/opinfo_coverage.py` (PyTorch "
-          f"{torch.__version__}): the first float32 sample of each OpInfo, "
-          "exported, decomposed to the Core ATen opset and imported with "
-          "`glimmer-translate --import-export`. Import only: numerics are the "
-          "test suite's.\n")
-    print(f"- OpInfos whose sample exported: {tried}")
-    print(f"- Core ATen ops: {len(core)}; reached by a sample: {len(reached)}; "
-          f"imported: {len(imported)}; failing: {len(failed)}\n")
-    print("## Imported\n")
-    print(", ".join(f"`{op}`" for op in sorted(imported)) + "\n")
-    print("## Failing (the first error of a program calling the op)\n")
-    print("| op | OpInfo | error |\n| --- | --- | --- |")
-    for op in sorted(failed):
-        name, error = failed[op]
-        print(f"| `{op}` | {name} | {error.replace('|', '/')} |")
-    print("\n## Not reached by any sample\n")
-    print(", ".join(f"`{op}`" for op in sorted(core - reached)))
+    cases, cases_ops, seen, found = [], {}, set(), set()
+    for info in op_db:
+        if only and info.name not in only:
+            continue
+        try:
+            with contextlib.redirect_stderr(io.StringIO()):
+                case = case_of(info, a.samples)
+                if case is None or case.name in seen:
+                    continue
+                program = export([case])
+        except Exception:  # noqa: BLE001: samples PyTorch cannot export
+            continue
+        called, diff = calls(program, core)
+        if not called:
+            continue
+        seen.add(case.name)
+        found.add(info.name)
+        cases.append(case)
+        cases_ops[case.name] = (called, diff)
+    log(f"{len(cases)} cases exported in {time.time() - start:.0f} s")
+    missing = only - found
+    if missing:
+        log(f"error: no case for {', '.join(sorted(missing))}")
+        return 1
+    results = {}
+    chunks = [cases[i:i + a.chunk] for i in range(0, len(cases), a.chunk)]
+
+    def run(k):
+        log(f"chunk {k + 1} / {len(chunks)}: {len(chunks[k])} cases "
+            f"({time.time() - start:.0f} s)")
+        run_chunk(chunks[k], a.cache_dir, tmp, results, log)
+
+    with tempfile.TemporaryDirectory() as tmp, \
+            ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        list(pool.map(run, range(len(chunks))))
+    stats = dict(samples=a.samples, cases=len(cases),
+                 passed=sum(1 for r in results.values()
+                            if r["forward"] is None and r["vjp"] is None),
+                 seconds=time.time() - start)
+    table = verdicts(core, cases_ops, results, {})
+    with (open(a.out, "w") if a.out else contextlib.nullcontext(sys.stdout)) \
+            as out:
+        write_table(out, table, stats)
+    failed = {n: r for n, r in results.items()
+              if r["forward"] is not None or r["vjp"] is not None}
+    log(f"{stats['passed']} / {len(cases)} cases pass "
+        f"({stats['seconds']:.0f} s)")
+    if a.check and failed:
+        for name, r in sorted(failed.items()):
+            log(f"FAIL {name}: forward {r['forward'] or 'ok'}; "
+                f"vjp {r['vjp'] or 'ok'}")
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -37,6 +37,9 @@ void OpConverter::registerConverters() {
   registerAttentionConverters();
   registerConvolutionConverters();
   registerInterpolationConverters();
+  registerPoolingConverters();
+  registerDistanceConverters();
+  registerOutOfScopeConverters();
 }
 
 bool glimmer::detail::ivalueToImp(const c10::IValue &v, Imp &out) {
@@ -355,8 +358,9 @@ MValue OpConverter::reduce(ReductionKind kind, MValue v, std::vector<int64_t> di
   if (dims.empty())
     for (int64_t d = 0; d < rank; ++d)
       dims.push_back(d);
+  // A zero-dim tensor has dimension 0 (or -1) to reduce, as in PyTorch.
   for (int64_t &d : dims)
-    d = normDim(d, rank);
+    d = normDim(d, std::max<int64_t>(rank, 1));
   std::sort(dims.begin(), dims.end());
   dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
   if (rank == 0)

@@ -174,6 +174,9 @@ protected:
   void registerAttentionConverters();
   void registerConvolutionConverters();
   void registerInterpolationConverters();
+  void registerPoolingConverters();
+  void registerDistanceConverters();
+  void registerOutOfScopeConverters();
   Imp &in(OpCall *n, size_t i) { return n->input(i); }
   Imp *namedInput(OpCall *n, const char *name);
   MValue tensorIn(OpCall *n, size_t i);
@@ -253,6 +256,13 @@ protected:
   }
   /// x[idx] with one index tensor on dimension 0: a row gather.
   MValue gatherRows(MValue x, MValue idx);
+  /// x at positions `idx` (1-D or zero-dim) of dimension `dim`
+  /// (index_select).
+  MValue selectAlong(MValue x, int64_t dim, MValue idx);
+  /// The flattened position in `self` of each element of `index` for
+  /// gather / scatter along `dim` (a 1-D i64 tensor).
+  MValue scatterPositions(MValue self, int64_t dim, MValue index,
+                          const char *what);
   void convertIndex(OpCall *n);
   MValue linearIndex(const std::vector<Imp> &indices, int64_t first,
                      int64_t count, llvm::ArrayRef<int64_t> shape,

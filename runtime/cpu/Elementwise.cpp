@@ -110,6 +110,55 @@ Tensor sin(const Tensor &x) {
 Tensor cos(const Tensor &x) {
   return unaryFloat("cos", x, [](auto v) { return std::cos(v); });
 }
+Tensor tan(const Tensor &x) {
+  return unaryFloat("tan", x, [](auto v) { return std::tan(v); });
+}
+Tensor asin(const Tensor &x) {
+  return unaryFloat("asin", x, [](auto v) { return std::asin(v); });
+}
+Tensor acos(const Tensor &x) {
+  return unaryFloat("acos", x, [](auto v) { return std::acos(v); });
+}
+Tensor atan(const Tensor &x) {
+  return unaryFloat("atan", x, [](auto v) { return std::atan(v); });
+}
+Tensor sinh(const Tensor &x) {
+  return unaryFloat("sinh", x, [](auto v) { return std::sinh(v); });
+}
+Tensor cosh(const Tensor &x) {
+  return unaryFloat("cosh", x, [](auto v) { return std::cosh(v); });
+}
+Tensor asinh(const Tensor &x) {
+  return unaryFloat("asinh", x, [](auto v) { return std::asinh(v); });
+}
+Tensor acosh(const Tensor &x) {
+  return unaryFloat("acosh", x, [](auto v) { return std::acosh(v); });
+}
+Tensor atanh(const Tensor &x) {
+  return unaryFloat("atanh", x, [](auto v) { return std::atanh(v); });
+}
+Tensor expm1(const Tensor &x) {
+  return unaryFloat("expm1", x, [](auto v) { return std::expm1(v); });
+}
+Tensor log1p(const Tensor &x) {
+  return unaryFloat("log1p", x, [](auto v) { return std::log1p(v); });
+}
+Tensor abs(const Tensor &x) {
+  return unaryFloat("abs", x, [](auto v) { return std::abs(v); });
+}
+Tensor floor(const Tensor &x) {
+  return unaryFloat("floor", x, [](auto v) { return std::floor(v); });
+}
+Tensor ceil(const Tensor &x) {
+  return unaryFloat("ceil", x, [](auto v) { return std::ceil(v); });
+}
+Tensor trunc(const Tensor &x) {
+  return unaryFloat("trunc", x, [](auto v) { return std::trunc(v); });
+}
+// std::nearbyint under the default rounding mode: halves to even.
+Tensor round(const Tensor &x) {
+  return unaryFloat("round", x, [](auto v) { return std::nearbyint(v); });
+}
 
 Tensor gelu(const Tensor &x, bool tanhApproximation) {
   if (tanhApproximation)

@@ -529,6 +529,22 @@ Tensor silu(const Tensor &x) { return unaryFloat("silu", x, Silu{}); }
 Tensor relu(const Tensor &x) { return unaryNumeric("relu", x, Relu{}); }
 Tensor sin(const Tensor &x) { return unaryFloat("sin", x, Sin{}); }
 Tensor cos(const Tensor &x) { return unaryFloat("cos", x, Cos{}); }
+Tensor tan(const Tensor &x) { return unaryFloat("tan", x, Tan{}); }
+Tensor asin(const Tensor &x) { return unaryFloat("asin", x, Asin{}); }
+Tensor acos(const Tensor &x) { return unaryFloat("acos", x, Acos{}); }
+Tensor atan(const Tensor &x) { return unaryFloat("atan", x, Atan{}); }
+Tensor sinh(const Tensor &x) { return unaryFloat("sinh", x, Sinh{}); }
+Tensor cosh(const Tensor &x) { return unaryFloat("cosh", x, Cosh{}); }
+Tensor asinh(const Tensor &x) { return unaryFloat("asinh", x, Asinh{}); }
+Tensor acosh(const Tensor &x) { return unaryFloat("acosh", x, Acosh{}); }
+Tensor atanh(const Tensor &x) { return unaryFloat("atanh", x, Atanh{}); }
+Tensor expm1(const Tensor &x) { return unaryFloat("expm1", x, Expm1{}); }
+Tensor log1p(const Tensor &x) { return unaryFloat("log1p", x, Log1p{}); }
+Tensor abs(const Tensor &x) { return unaryFloat("abs", x, Abs{}); }
+Tensor floor(const Tensor &x) { return unaryFloat("floor", x, Floor{}); }
+Tensor ceil(const Tensor &x) { return unaryFloat("ceil", x, Ceil{}); }
+Tensor trunc(const Tensor &x) { return unaryFloat("trunc", x, Trunc{}); }
+Tensor round(const Tensor &x) { return unaryFloat("round", x, Round{}); }
 Tensor gelu(const Tensor &x, bool tanhApproximation) {
   if (tanhApproximation)
     return unaryFloat("gelu", x, GeluTanh{});

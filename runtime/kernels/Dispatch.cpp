@@ -133,6 +133,102 @@ Tensor cos(const Tensor &x) {
   return cpu::cos(x);
 }
 
+Tensor tan(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(tan, x);
+  return cpu::tan(x);
+}
+
+Tensor asin(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(asin, x);
+  return cpu::asin(x);
+}
+
+Tensor acos(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(acos, x);
+  return cpu::acos(x);
+}
+
+Tensor atan(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(atan, x);
+  return cpu::atan(x);
+}
+
+Tensor sinh(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(sinh, x);
+  return cpu::sinh(x);
+}
+
+Tensor cosh(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(cosh, x);
+  return cpu::cosh(x);
+}
+
+Tensor asinh(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(asinh, x);
+  return cpu::asinh(x);
+}
+
+Tensor acosh(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(acosh, x);
+  return cpu::acosh(x);
+}
+
+Tensor atanh(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(atanh, x);
+  return cpu::atanh(x);
+}
+
+Tensor expm1(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(expm1, x);
+  return cpu::expm1(x);
+}
+
+Tensor log1p(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(log1p, x);
+  return cpu::log1p(x);
+}
+
+Tensor abs(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(abs, x);
+  return cpu::abs(x);
+}
+
+Tensor floor(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(floor, x);
+  return cpu::floor(x);
+}
+
+Tensor ceil(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(ceil, x);
+  return cpu::ceil(x);
+}
+
+Tensor trunc(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(trunc, x);
+  return cpu::trunc(x);
+}
+
+Tensor round(const Tensor &x) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(round, x);
+  return cpu::round(x);
+}
+
 Tensor gelu(const Tensor &x, bool tanhApproximation) {
   if (onCuda(x))
     GLIMMER_CUDA_CALL(gelu, x, tanhApproximation);

@@ -43,11 +43,13 @@ std::optional<LogicalResult> OpLowering::lowerCreation() {
           return c.emitOpError() << "only dense constants can be lowered";
         RankedTensorType t = typeOf(c.getResult());
         std::vector<double> values = constantValues(attr, t.getElementType());
-        if (attr.isSplat())
+        // A constant without elements (a size-0 dimension) is a splat of
+        // nothing.
+        if (attr.isSplat() || values.empty())
           return one(call(Kernel::full)
                          .dtype(t.getElementType())
                          .ints(t.getShape())
-                         .real(values[0]));
+                         .real(values.empty() ? 0.0 : values[0]));
         std::string list = "std::vector<double>{";
         for (size_t i = 0; i < values.size(); ++i)
           list += (i ? ", " : "") + realLiteral(values[i]);
@@ -84,6 +86,22 @@ std::optional<LogicalResult> OpLowering::lowerElementwise() {
       .Case([&](ReluOp) { return elementwise(Kernel::relu); })
       .Case([&](SinOp) { return elementwise(Kernel::sin); })
       .Case([&](CosOp) { return elementwise(Kernel::cos); })
+      .Case([&](TanOp) { return elementwise(Kernel::tan); })
+      .Case([&](AsinOp) { return elementwise(Kernel::asin); })
+      .Case([&](AcosOp) { return elementwise(Kernel::acos); })
+      .Case([&](AtanOp) { return elementwise(Kernel::atan); })
+      .Case([&](SinhOp) { return elementwise(Kernel::sinh); })
+      .Case([&](CoshOp) { return elementwise(Kernel::cosh); })
+      .Case([&](AsinhOp) { return elementwise(Kernel::asinh); })
+      .Case([&](AcoshOp) { return elementwise(Kernel::acosh); })
+      .Case([&](AtanhOp) { return elementwise(Kernel::atanh); })
+      .Case([&](Expm1Op) { return elementwise(Kernel::expm1); })
+      .Case([&](Log1pOp) { return elementwise(Kernel::log1p); })
+      .Case([&](AbsOp) { return elementwise(Kernel::abs); })
+      .Case([&](FloorOp) { return elementwise(Kernel::floor); })
+      .Case([&](CeilOp) { return elementwise(Kernel::ceil); })
+      .Case([&](TruncOp) { return elementwise(Kernel::trunc); })
+      .Case([&](RoundOp) { return elementwise(Kernel::round); })
       .Case([&](AddOp) { return elementwise(Kernel::add); })
       .Case([&](SubOp) { return elementwise(Kernel::sub); })
       .Case([&](MulOp) { return elementwise(Kernel::mul); })

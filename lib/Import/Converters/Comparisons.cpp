@@ -104,6 +104,12 @@ void OpConverter::registerComparisonConverters() {
   C["aten::__iand__"] = boolOnly("aten::__iand__", true);
   C["aten::bitwise_or"] = boolOnly("aten::bitwise_or", false);
 
+  C["aten::logical_xor"] = [this, asMask](OpCall *n) {
+    MValue x = asMask(in(n, 0)), y = asMask(in(n, 1));
+    setTensor(n, compare(CompareDirection::NE, Imp::ofTensor(x),
+                         Imp::ofTensor(y)));
+  };
+
   C["aten::where"] = [this, asMask](OpCall *n) {
     if (n->numInputs() != 3)
       fail("where(condition) without values is not supported");

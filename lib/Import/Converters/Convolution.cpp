@@ -1,8 +1,9 @@
 //===- Convolution.cpp - Convolution and pooling converters ---------------===//
 //
-// 2-D convolutions (with numeric, "valid" or "same" padding), convolutions
-// whose kernel covers the whole input (as linears), and average pooling
-// over non-overlapping windows.
+// 2-D convolutions (with numeric, "valid" or "same" padding; 1-D ones over
+// a height of 1; grouped ones per group; dilated ones with a spread-out
+// kernel) and convolutions whose kernel covers the whole input (as
+// linears). Pooling is Pooling.cpp's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,11 +34,53 @@ MValue OpConverter::conv2d(MValue x, MValue w, MValue bias,
     out.resize(xs.size(), 1);
     return reshape(y, out);
   }
+  // 1-D (NCL): a 2-D convolution over a height of 1.
+  if (xs.size() == 3 && ws.size() == 3) {
+    auto first = [](const std::vector<int64_t> &v, int64_t dflt) {
+      return v.empty() ? dflt : v[0];
+    };
+    MValue y = conv2d(reshape(x, {xs[0], xs[1], 1, xs[2]}),
+                      reshape(w, {ws[0], ws[1], 1, ws[2]}), bias,
+                      {1, first(stride, 1)}, {0, first(padding, 0)},
+                      {1, first(dilation, 1)}, groups);
+    auto ys = shapeOf(y);
+    return reshape(y, {ys[0], ys[1], ys[3]});
+  }
   if (xs.size() != 4)
     fail("only 2-D convolutions (NCHW input), and convolutions whose "
          "kernel covers the whole input, are supported");
-  if (groups != 1)
-    fail("grouped convolution is not supported");
+  // Grouped: one convolution per group of input and output channels,
+  // concatenated.
+  if (groups > 1) {
+    if (xs[1] % groups != 0 || ws[0] % groups != 0)
+      fail("a grouped convolution's channels must divide into its groups");
+    int64_t in = xs[1] / groups, out = ws[0] / groups;
+    llvm::SmallVector<MValue> parts;
+    for (int64_t g = 0; g < groups; ++g)
+      parts.push_back(conv2d(
+          slice(x, 1, g * in, (g + 1) * in, 1),
+          slice(w, 0, g * out, (g + 1) * out, 1),
+          bias ? slice(bias, 0, g * out, (g + 1) * out, 1) : MValue(), stride,
+          padding, dilation, 1));
+    return MValue(createChecked<ConcatOp>(parts, b.getI64IntegerAttr(1)));
+  }
+  // Dilated: the kernel spread out with zeros between its taps (a padded
+  // reshape, sliced to (k - 1) d + 1), then an ordinary convolution.
+  std::vector<int64_t> dil = dilation;
+  if (dil.size() == 1)
+    dil.push_back(dil[0]);
+  if (dil.size() == 2 && (dil[0] != 1 || dil[1] != 1)) {
+    auto ks = shapeOf(w);
+    std::vector<int64_t> taps{ks[0], ks[1], ks[2], 1, ks[3], 1};
+    MValue spread = PadOp::create(
+        b, loc, reshape(w, taps), b.getDenseI64ArrayAttr({0, 0, 0, 0, 0, 0}),
+        b.getDenseI64ArrayAttr({0, 0, 0, dil[0] - 1, 0, dil[1] - 1}),
+        b.getF64FloatAttr(0.0));
+    spread = reshape(spread, {ks[0], ks[1], ks[2] * dil[0], ks[3] * dil[1]});
+    spread = slice(slice(spread, 2, 0, (ks[2] - 1) * dil[0] + 1, 1), 3, 0,
+                   (ks[3] - 1) * dil[1] + 1, 1);
+    return conv2d(x, spread, bias, stride, padding, {1, 1}, 1);
+  }
   for (int64_t d : dilation)
     if (d != 1)
       fail("dilated convolution is not supported");
@@ -89,40 +132,5 @@ void OpConverter::registerConvolutionConverters() {
     }
     setTensor(n, conv2d(x, w, bias, stride, padding, intList(in(n, 5)),
                         in(n, 6).asInt()));
-  };
-  // Average pooling over non-overlapping windows (stride = kernel, no
-  // padding), as projectors pool image tokens: a reshape of each pooled
-  // dimension into (windows, kernel) and a mean over the kernels.
-  C["aten::avg_pool2d"] = [this](OpCall *n) {
-    MValue x = tensorIn(n, 0);
-    std::vector<int64_t> kernel = intList(in(n, 1));
-    std::vector<int64_t> stride =
-        in(n, 2).kind == Imp::List && in(n, 2).list.empty() ? kernel
-                                                            : intList(in(n, 2));
-    std::vector<int64_t> padding = intList(in(n, 3));
-    if (kernel.size() == 1)
-      kernel.push_back(kernel[0]);
-    if (stride.size() == 1)
-      stride.push_back(stride[0]);
-    if (padding.size() == 1)
-      padding.push_back(padding[0]);
-    bool ceil = in(n, 4).kind == Imp::Bool && in(n, 4).b;
-    bool divisor = n->numInputs() > 6 && in(n, 6).kind != Imp::None;
-    auto xs = shapeOf(x);
-    if (xs.size() < 3)
-      fail("avg_pool2d expects a [.., H, W] input of rank 3 or 4");
-    size_t h = xs.size() - 2;
-    if (stride != kernel || padding[0] != 0 || padding[1] != 0 || ceil ||
-        divisor || xs[h] % kernel[0] != 0 || xs[h + 1] % kernel[1] != 0)
-      fail("avg_pool2d is supported over non-overlapping windows that tile "
-           "the input (stride = kernel, no padding, ceil_mode and "
-           "divisor_override unset)");
-    std::vector<int64_t> split(xs.begin(), xs.begin() + h);
-    split.insert(split.end(), {xs[h] / kernel[0], kernel[0],
-                               xs[h + 1] / kernel[1], kernel[1]});
-    MValue sum = reduce(ReductionKind::Sum, reshape(x, split),
-                        {int64_t(h) + 1, int64_t(h) + 3}, false);
-    setTensor(n, binary<DivOp>(Imp::ofTensor(sum),
-                               Imp::ofFloat(double(kernel[0] * kernel[1]))));
   };
 }

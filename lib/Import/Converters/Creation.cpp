@@ -22,6 +22,8 @@ void OpConverter::registerCreationConverters() {
   C["aten::zeros"] = [this, fillLike](OpCall *n) {
     fillLike(n, intList(in(n, 0)), f32(), 0);
   };
+  // empty: any values will do; zeros keep the program deterministic.
+  C["aten::empty"] = C["aten::zeros"];
   C["aten::ones"] = [this, fillLike](OpCall *n) {
     fillLike(n, intList(in(n, 0)), f32(), 1);
   };

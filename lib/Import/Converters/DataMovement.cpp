@@ -20,6 +20,36 @@ void OpConverter::registerDataMovementConverters() {
     setTensor(
         n, broadcastTo(convert(tensorIn(n, 1), elemOf(self)), shapeOf(self)));
   };
+  // The functional copy: src broadcast and converted to self's type.
+  C["aten::copy"] = C["aten::copy_"];
+  // slice_scatter(self, src, dim, start, end, 1): self with src written over
+  // [start, end) of dim, as the concatenation around it.
+  C["aten::slice_scatter"] = [this](OpCall *n) {
+    MValue self = tensorIn(n, 0), src = tensorIn(n, 1);
+    auto s = shapeOf(self);
+    int64_t dim = normDim(in(n, 2).asInt(), s.size());
+    int64_t size = s[dim];
+    auto bound = [&](const Imp &v, int64_t dflt) {
+      int64_t i = v.kind == Imp::None ? dflt : v.asInt();
+      if (i < 0)
+        i += size;
+      return std::clamp<int64_t>(i, 0, size);
+    };
+    int64_t start = bound(in(n, 3), 0), end = bound(in(n, 4), size);
+    if (in(n, 5).kind != Imp::None && in(n, 5).asInt() != 1)
+      fail("slice_scatter with a step other than 1 is not supported");
+    end = std::max(end, start);
+    llvm::SmallVector<MValue> parts;
+    if (start > 0)
+      parts.push_back(slice(self, dim, 0, start, 1));
+    parts.push_back(convert(src, elemOf(self)));
+    if (end < size)
+      parts.push_back(slice(self, dim, end, size, 1));
+    setTensor(n, parts.size() == 1
+                     ? parts[0]
+                     : MValue(createChecked<ConcatOp>(
+                           parts, b.getI64IntegerAttr(dim))));
+  };
   // cat and stack promote their operands to a common type (the promotion
   // of two tensors yields one of their two element types).
   auto commonElem = [this](const Imp &l, const char *what) {

@@ -27,6 +27,55 @@ MValue OpConverter::gatherRows(MValue x, MValue idx) {
   return reshape(g, out);
 }
 
+// The position in `self` flattened of each element of `index` for gather
+// and scatter along `dim`: index's value on dim, the element's own
+// coordinate elsewhere (index is at most self's size on the other
+// dimensions); index is checked against self's size on dim.
+MValue OpConverter::scatterPositions(MValue self, int64_t dim, MValue index,
+                                     const char *what) {
+  auto s = shapeOf(self);
+  auto shape = shapeOf(index);
+  if (shape.size() != s.size())
+    fail(std::string(what) + "'s index must have the rank of its input");
+  MValue idx = CheckIndicesOp::create(b, loc, convert(index, i64()),
+                                      b.getI64IntegerAttr(s[dim]),
+                                      b.getStringAttr(what),
+                                      mlir::IntegerAttr());
+  MValue linear;
+  int64_t stride = 1;
+  for (int64_t k = int64_t(s.size()) - 1; k >= 0; --k) {
+    MValue at = k == dim ? idx
+                         : MValue(IotaOp::create(b, loc,
+                                                 tensorType(shape, i64()),
+                                                 b.getI64IntegerAttr(k)));
+    MValue term = stride == 1
+                      ? at
+                      : MValue(MulOp::create(
+                            b, loc, at, splat(shape, i64(), double(stride))));
+    linear = linear ? MValue(AddOp::create(b, loc, linear, term)) : term;
+    stride *= s[k];
+  }
+  return reshape(linear, {numElements(shape)});
+}
+
+// x read at positions `idx` (1-D or a scalar) of dimension `dim`: that
+// dimension moved to the front, a row gather, and moved back.
+MValue OpConverter::selectAlong(MValue x, int64_t dim, MValue idx) {
+  int64_t rank = shapeOf(x).size();
+  if (rank == 0)
+    fail("selecting along a dimension of a zero-dim tensor");
+  idx = reshape(convert(idx, i64()), {numElements(shapeOf(idx))});
+  if (dim == 0)
+    return gatherRows(x, idx);
+  std::vector<int64_t> front{dim}, back;
+  for (int64_t k = 0; k < rank; ++k) {
+    if (k != dim)
+      front.push_back(k);
+    back.push_back(k == dim ? 0 : k < dim ? k + 1 : k);
+  }
+  return transpose(gatherRows(transpose(x, front), idx), back);
+}
+
 // x[..., i_p, ..., i_{p+k-1}, ...]: integer index tensors on adjacent
 // dimensions [p, p + k) (None elsewhere), broadcast together to a shape
 // S. The result is x's dimensions before p, S, then x's dimensions after
@@ -250,44 +299,199 @@ void OpConverter::registerIndexingConverters() {
   auto &C = converters;
   C["aten::index"] = [this](OpCall *n) { convertIndex(n); };
   // gather(self, dim, index): out[i] = self[i with i_dim = index[i]]. One row
-  // gather of the flattened tensor at the linear index sum_k i_k * stride_k,
-  // with index[i] for i_dim (checked against self's size there).
+  // gather of the flattened tensor at those linear positions.
   C["aten::gather"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0), index = tensorIn(n, 2);
-    auto s = shapeOf(x);
-    auto out = shapeOf(index);
+    int64_t dim = normDim(in(n, 1).asInt(), shapeOf(x).size());
+    MValue linear = scatterPositions(x, dim, index, "gather");
+    MValue rows = gatherRows(reshape(x, {numElements(shapeOf(x))}), linear);
+    setTensor(n, reshape(rows, shapeOf(index)));
+  };
+  // The scatters below: src's values (its first index-shaped block, or a
+  // number) added up at the flattened positions `linear` of a tensor of
+  // `shape`, one row scatter-add (embedding_grad). Floating-point tensors
+  // only.
+  auto scatterAdd = [this](MValue linear, MValue rows,
+                           llvm::ArrayRef<int64_t> shape) {
+    Type elem = elemOf(rows);
+    int64_t count = numElements(shapeOf(rows));
+    MValue sum = EmbeddingGradOp::create(
+        b, loc, tensorType({numElements(shape), 1}, elem),
+        reshape(rows, {count, 1}), linear);
+    return reshape(sum, shape);
+  };
+  auto scatterSource = [this](const Imp &src, MValue index, Type elem) {
+    auto is = shapeOf(index);
+    if (src.kind != Imp::Tensor)
+      return splat(is, elem, src.asDouble());
+    MValue v = convert(src.tensor, elem);
+    if (shapeOf(v).size() != is.size())
+      fail("scatter's src must have the rank of its index");
+    for (size_t k = 0; k < is.size(); ++k)
+      if (shapeOf(v)[k] != is[k])
+        v = slice(v, k, 0, is[k], 1);
+    return v;
+  };
+  auto floatSelf = [this](OpCall *n) {
+    MValue self = tensorIn(n, 0);
+    if (!mlir::isa<mlir::FloatType>(elemOf(self)))
+      fail("scatter into a non-floating-point tensor is not supported");
+    return self;
+  };
+  // scatter_add(self, dim, index, src) adds src[i] into self at
+  // scatterPositions; scatter writes instead, where some element lands (a
+  // position written twice is undefined in PyTorch too).
+  auto scatter = [this, scatterAdd, scatterSource, floatSelf](OpCall *n,
+                                                              bool add) {
+    MValue self = floatSelf(n), index = tensorIn(n, 2);
+    auto s = shapeOf(self);
+    Type elem = elemOf(self);
     int64_t dim = normDim(in(n, 1).asInt(), s.size());
-    if (out.size() != s.size())
-      fail("gather's index must have the rank of its input");
-    std::vector<int64_t> shape(out.begin(), out.end());
-    MValue idx = CheckIndicesOp::create(b, loc, convert(index, i64()),
-                                        b.getI64IntegerAttr(s[dim]),
-                                        b.getStringAttr("gather"),
-                                        mlir::IntegerAttr());
-    MValue linear;
-    int64_t stride = 1;
-    for (int64_t k = int64_t(s.size()) - 1; k >= 0; --k) {
-      MValue at = k == dim ? idx
-                           : MValue(IotaOp::create(b, loc,
-                                                   tensorType(shape, i64()),
-                                                   b.getI64IntegerAttr(k)));
-      MValue term = stride == 1
-                        ? at
-                        : MValue(MulOp::create(
-                              b, loc, at, splat(shape, i64(), double(stride))));
-      linear = linear ? MValue(AddOp::create(b, loc, linear, term)) : term;
-      stride *= s[k];
+    MValue linear = scatterPositions(self, dim, index, "scatter");
+    MValue values =
+        scatterAdd(linear, scatterSource(in(n, 3), index, elem), s);
+    if (add) {
+      setTensor(n, AddOp::create(b, loc, self, values));
+      return;
     }
-    int64_t count = numElements(shape);
-    MValue rows = gatherRows(reshape(x, {numElements(s)}), reshape(linear, {count}));
-    setTensor(n, reshape(rows, shape));
+    MValue hits = scatterAdd(linear, splat(shapeOf(index), elem, 1.0), s);
+    MValue written = compare(CompareDirection::GT, Imp::ofTensor(hits),
+                             Imp::ofFloat(0.0));
+    setTensor(n, select(written, Imp::ofTensor(values), Imp::ofTensor(self)));
+  };
+  C["aten::scatter_add"] = [scatter](OpCall *n) { scatter(n, true); };
+  C["aten::scatter"] = [this, scatter](OpCall *n) {
+    if (n->numInputs() > 4 && in(n, 4).kind != Imp::None)
+      fail("scatter with a reduce argument is not supported");
+    scatter(n, false);
+  };
+  // scatter_reduce(self, dim, index, src, reduce, include_self): sum, and
+  // mean (over the elements that land, self included when asked).
+  C["aten::scatter_reduce"] = [this, scatterAdd, scatterSource,
+                               floatSelf](OpCall *n) {
+    const std::string &mode = in(n, 4).s;
+    bool includeSelf =
+        n->numInputs() < 6 || in(n, 5).kind != Imp::Bool || in(n, 5).b;
+    if (mode != "sum" && mode != "mean")
+      fail("scatter_reduce with reduce='" + mode + "' is not supported");
+    MValue self = floatSelf(n), index = tensorIn(n, 2);
+    auto s = shapeOf(self);
+    Type elem = elemOf(self);
+    int64_t dim = normDim(in(n, 1).asInt(), s.size());
+    MValue linear = scatterPositions(self, dim, index, "scatter_reduce");
+    MValue sum = scatterAdd(linear, scatterSource(in(n, 3), index, elem), s);
+    MValue hits = scatterAdd(linear, splat(shapeOf(index), elem, 1.0), s);
+    MValue landed = compare(CompareDirection::GT, Imp::ofTensor(hits),
+                            Imp::ofFloat(0.0));
+    MValue base = includeSelf
+                      ? self
+                      : MValue(select(landed, Imp::ofFloat(0.0),
+                                      Imp::ofTensor(self)));
+    MValue result = AddOp::create(b, loc, base, sum);
+    if (mode == "mean") {
+      MValue counts =
+          includeSelf
+              ? MValue(AddOp::create(b, loc, hits, splat(s, elem, 1.0)))
+              : hits;
+      MValue divisor =
+          select(landed, Imp::ofTensor(counts), Imp::ofFloat(1.0));
+      result = DivOp::create(b, loc, result, divisor);
+    }
+    setTensor(n, result);
+  };
+  // index_put(self, indices, values, accumulate): integer index tensors on
+  // the leading dimensions (merged into one linear index, as aten::index),
+  // values broadcast to the indexed shape and added (accumulate) or
+  // written at those rows.
+  C["aten::index_put"] = [this, scatterAdd, floatSelf](OpCall *n) {
+    MValue self = floatSelf(n);
+    const Imp &indices = in(n, 1);
+    bool accumulate = n->numInputs() > 3 && in(n, 3).kind == Imp::Bool &&
+                      in(n, 3).b;
+    auto s = shapeOf(self);
+    Type elem = elemOf(self);
+    int64_t k = 0;
+    if (indices.kind == Imp::List)
+      while (k < int64_t(indices.list.size()) &&
+             indices.list[k].kind == Imp::Tensor &&
+             !elemOf(indices.list[k].tensor).isInteger(1))
+        ++k;
+    if (k == 0 || k != int64_t(indices.list.size()) || k > int64_t(s.size()))
+      fail("index_put is supported with integer index tensors on the "
+           "leading dimensions");
+    std::vector<int64_t> common;
+    MValue lin = linearIndex(indices.list, 0, k, s, common);
+    int64_t rows = numElements(common);
+    int64_t row = numElements(s.drop_front(k));
+    MValue starts = MulOp::create(
+        b, loc, broadcastTo(reshape(lin, {rows, 1}), {rows, row}),
+        splat({rows, row}, i64(), double(row)));
+    MValue at = AddOp::create(
+        b, loc, starts,
+        IotaOp::create(b, loc, tensorType({rows, row}, i64()),
+                       b.getI64IntegerAttr(1)));
+    at = reshape(at, {rows * row});
+    std::vector<int64_t> target = common;
+    target.insert(target.end(), s.begin() + k, s.end());
+    MValue values = in(n, 2).kind == Imp::Tensor
+                        ? broadcastTo(convert(in(n, 2).tensor, elem), target)
+                        : splat(target, elem, in(n, 2).asDouble());
+    MValue added = scatterAdd(at, values, s);
+    if (accumulate) {
+      setTensor(n, AddOp::create(b, loc, self, added));
+      return;
+    }
+    MValue hits = scatterAdd(at, splat(target, elem, 1.0), s);
+    MValue written = compare(CompareDirection::GT, Imp::ofTensor(hits),
+                             Imp::ofFloat(0.0));
+    setTensor(n, select(written, Imp::ofTensor(added), Imp::ofTensor(self)));
   };
   C["aten::index_select"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     int64_t dim = normDim(in(n, 1).asInt(), shapeOf(x).size());
-    if (dim != 0)
-      fail("index_select is supported on dimension 0 only");
-    setTensor(n, gatherRows(x, tensorIn(n, 2)));
+    setTensor(n, selectAlong(x, dim, tensorIn(n, 2)));
+  };
+  // diagonal(self, offset, dim1, dim2): dim1 and dim2 moved last and
+  // merged, read at the diagonal's positions; the diagonal is the last
+  // dimension of the result.
+  C["aten::diagonal"] = [this](OpCall *n) {
+    MValue x = tensorIn(n, 0);
+    auto s = shapeOf(x);
+    int64_t rank = s.size(), offset = in(n, 1).asInt();
+    int64_t d1 = normDim(in(n, 2).asInt(), rank),
+            d2 = normDim(in(n, 3).asInt(), rank);
+    if (d1 == d2)
+      fail("diagonal's dimensions must differ");
+    std::vector<int64_t> perm, shape;
+    for (int64_t k = 0; k < rank; ++k)
+      if (k != d1 && k != d2) {
+        perm.push_back(k);
+        shape.push_back(s[k]);
+      }
+    perm.insert(perm.end(), {d1, d2});
+    int64_t rows = s[d1], cols = s[d2];
+    int64_t row0 = std::max<int64_t>(-offset, 0),
+            col0 = std::max<int64_t>(offset, 0);
+    int64_t length = std::max<int64_t>(
+        0, std::min(rows - row0, cols - col0));
+    if (length == 0)
+      fail("diagonal is empty");
+    at::Tensor step = at::arange(length, at::kLong);
+    at::Tensor positions = (step + row0) * cols + (step + col0);
+    shape.push_back(rows * cols);
+    MValue flat = reshape(transpose(x, perm), shape);
+    setTensor(n, selectAlong(flat, shape.size() - 1,
+                             constantFromTensor(positions)));
+  };
+  // flip: each flipped dimension read at the reversed positions.
+  C["aten::flip"] = [this](OpCall *n) {
+    MValue x = tensorIn(n, 0);
+    for (int64_t d : intList(in(n, 1))) {
+      int64_t dim = normDim(d, shapeOf(x).size());
+      at::Tensor reversed = at::arange(shapeOf(x)[dim] - 1, -1, -1, at::kLong);
+      x = selectAlong(x, dim, constantFromTensor(reversed));
+    }
+    setTensor(n, x);
   };
   C["aten::masked_scatter"] = [this](OpCall *n) { convertMaskedScatter(n); };
 }

@@ -5,8 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Converters/Common.h"
 #include "OpConverter.h"
 
+#include <algorithm>
 #include <limits>
 
 using namespace glimmer;
@@ -46,44 +48,105 @@ void OpConverter::registerModelOpConverters() {
     MValue table = tensorIn(n, 0), ids = tensorIn(n, 1);
     setTensor(n, createChecked<EmbeddingOp>(table, ids));
   };
+  // layer_norm over the last k dimensions: those flattened into one (and
+  // the weight and bias with them), normalized, and the shape restored.
   C["aten::layer_norm"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     std::vector<int64_t> normShape = intList(in(n, 1));
     auto s = shapeOf(x);
-    if (normShape.size() != 1 || normShape[0] != s.back())
-      fail("layer_norm over more than the last dimension is not supported");
-    int64_t d = s.back();
-    MValue w = in(n, 2).kind == Imp::Tensor ? in(n, 2).tensor
-                                            : splat({d}, elemOf(x), 1.0);
-    MValue bias = in(n, 3).kind == Imp::Tensor ? in(n, 3).tensor
-                                               : splat({d}, elemOf(x), 0.0);
+    std::vector<int64_t> shape(s.begin(), s.end());
+    size_t k = normShape.size();
+    if (k == 0 || k > s.size() ||
+        !std::equal(normShape.begin(), normShape.end(), s.end() - k))
+      fail("layer_norm's normalized shape must be the input's last "
+           "dimensions");
+    int64_t d = numElements(normShape);
+    std::vector<int64_t> flat(s.begin(), s.end() - k);
+    flat.push_back(d);
+    auto param = [&](size_t i, double fill) {
+      if (in(n, i).kind != Imp::Tensor)
+        return splat({d}, elemOf(x), fill);
+      return reshape(convert(in(n, i).tensor, elemOf(x)), {d});
+    };
+    MValue w = param(2, 1.0), bias = param(3, 0.0);
     double eps = in(n, 4).asDouble();
-    setTensor(n, LayerNormOp::create(
-                     b, loc, x.getType(), x, convert(w, elemOf(x)),
-                     convert(bias, elemOf(x)), b.getF64FloatAttr(eps)));
+    MValue flatX = reshape(x, flat);
+    MValue y = LayerNormOp::create(b, loc, flatX.getType(), flatX, w, bias,
+                                   b.getF64FloatAttr(eps));
+    setTensor(n, reshape(y, shape));
   };
   // native_layer_norm(input, normalized_shape, weight, bias, eps) ->
-  // (out, mean, rstd): the Core ATen form; mean and rstd (over the last
-  // dimension, kept) for the graphs that read them.
+  // (out, mean, rstd): the Core ATen form; mean and rstd (over the
+  // normalized dimensions, kept) for the graphs that read them.
   C["aten::native_layer_norm"] = [this](OpCall *n) {
     converters["aten::layer_norm"](n);
     MValue x = tensorIn(n, 0);
-    int64_t last = int64_t(shapeOf(x).size()) - 1;
+    auto s = shapeOf(x);
+    size_t k = intList(in(n, 1)).size();
+    std::vector<int64_t> kept(s.begin(), s.end() - k);
+    int64_t d = numElements(s.drop_front(s.size() - k));
+    std::vector<int64_t> flat = kept;
+    flat.push_back(d);
+    kept.resize(s.size(), 1);
+    MValue fx = reshape(x, flat);
+    int64_t last = int64_t(flat.size()) - 1;
     auto meanOf = [&](MValue v) {
       MValue sum = reduce(ReductionKind::Sum, v, {last}, true);
       return MValue(DivOp::create(
-          b, loc, sum,
-          splat(shapeOf(sum), elemOf(sum), double(shapeOf(x).back()))));
+          b, loc, sum, splat(shapeOf(sum), elemOf(sum), double(d))));
     };
-    MValue mean = meanOf(x);
-    MValue centered = SubOp::create(b, loc, x, broadcastTo(mean, shapeOf(x)));
+    MValue mean = meanOf(fx);
+    MValue centered = SubOp::create(b, loc, fx, broadcastTo(mean, flat));
     MValue var = meanOf(MulOp::create(b, loc, centered, centered));
     MValue rstd = RsqrtOp::create(
         b, loc,
         AddOp::create(b, loc, var,
                       splat(shapeOf(var), elemOf(var), in(n, 4).asDouble())));
-    setOut(n, 1, Imp::ofTensor(mean));
-    setOut(n, 2, Imp::ofTensor(rstd));
+    setOut(n, 1, Imp::ofTensor(reshape(mean, kept)));
+    setOut(n, 2, Imp::ofTensor(reshape(rstd, kept)));
+  };
+  // native_group_norm(input, weight, bias, N, C, HxW, group, eps) ->
+  // (out, mean, rstd): each group's [C/G * HxW] values normalized as one
+  // layer_norm row (no affine), then the per-channel weight and bias; mean
+  // and rstd are [N, G].
+  C["aten::native_group_norm"] = [this](OpCall *n) {
+    MValue x = tensorIn(n, 0);
+    auto s = shapeOf(x);
+    int64_t batch = in(n, 3).asInt(), channels = in(n, 4).asInt(),
+            hw = in(n, 5).asInt(), groups = in(n, 6).asInt();
+    double eps = in(n, 7).asDouble();
+    if (groups <= 0 || channels % groups != 0)
+      fail("group_norm's channels must divide into its groups");
+    Type elem = elemOf(x);
+    int64_t row = channels / groups * hw;
+    MValue rows = reshape(x, {batch, groups, row});
+    MValue normed = LayerNormOp::create(
+        b, loc, rows.getType(), rows, splat({row}, elem, 1.0),
+        splat({row}, elem, 0.0), b.getF64FloatAttr(eps));
+    MValue y = reshape(normed, {batch, channels, hw});
+    for (size_t i : {size_t(1), size_t(2)}) {
+      if (in(n, i).kind != Imp::Tensor)
+        continue;
+      MValue p = broadcastTo(
+          reshape(convert(in(n, i).tensor, elem), {1, channels, 1}),
+          {batch, channels, hw});
+      y = i == 1 ? MValue(MulOp::create(b, loc, y, p))
+                 : MValue(AddOp::create(b, loc, y, p));
+    }
+    setOut(n, 0, Imp::ofTensor(reshape(y, s)));
+    MValue sum = reduce(ReductionKind::Sum, rows, {2}, true);
+    MValue mean = DivOp::create(b, loc, sum,
+                                splat(shapeOf(sum), elem, double(row)));
+    MValue centered =
+        SubOp::create(b, loc, rows, broadcastTo(mean, {batch, groups, row}));
+    MValue sq = reduce(ReductionKind::Sum,
+                       MulOp::create(b, loc, centered, centered), {2}, true);
+    MValue var = DivOp::create(b, loc, sq,
+                               splat(shapeOf(sq), elem, double(row)));
+    MValue rstd = RsqrtOp::create(
+        b, loc, AddOp::create(b, loc, var, splat(shapeOf(var), elem, eps)));
+    setOut(n, 1, Imp::ofTensor(reshape(mean, {batch, groups})));
+    setOut(n, 2, Imp::ofTensor(reshape(rstd, {batch, groups})));
   };
   C["aten::rms_norm"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);

@@ -258,6 +258,22 @@ UNARY = {
     "relu": (rt.relu, torch.relu, None),
     "sin": (rt.sin, torch.sin, None),
     "cos": (rt.cos, torch.cos, None),
+    "tan": (rt.tan, torch.tan, None),
+    "asin": (rt.asin, torch.asin, "unit"),
+    "acos": (rt.acos, torch.acos, "unit"),
+    "atan": (rt.atan, torch.atan, None),
+    "sinh": (rt.sinh, torch.sinh, None),
+    "cosh": (rt.cosh, torch.cosh, None),
+    "asinh": (rt.asinh, torch.asinh, None),
+    "acosh": (rt.acosh, torch.acosh, "above1"),
+    "atanh": (rt.atanh, torch.atanh, "unit"),
+    "expm1": (rt.expm1, torch.expm1, None),
+    "log1p": (rt.log1p, torch.log1p, "positive"),
+    "abs": (rt.abs, torch.abs, None),
+    "floor": (rt.floor, torch.floor, None),
+    "ceil": (rt.ceil, torch.ceil, None),
+    "trunc": (rt.trunc, torch.trunc, None),
+    "round": (rt.round, torch.round, None),
     "gelu": (lambda x: rt.gelu(x, False), lambda x: F.gelu(x), None),
     "gelu_tanh": (lambda x: rt.gelu(x, True), lambda x: F.gelu(x, approximate="tanh"), None),
 }
@@ -271,10 +287,18 @@ def test_unary(name, dtype):
     x[0, :5] = [0.0, -0.0, 1e-8, -30.0, 30.0]
     if domain == "positive":
         x = np.abs(x) + dtype(1e-3)
-    if name == "exp":
+    elif domain == "unit":
+        x = np.tanh(x) * dtype(0.99)
+    elif domain == "above1":
+        x = np.abs(x) + dtype(1)
+    if name in ("exp", "expm1", "sinh", "cosh"):
         x = np.clip(x, -20, 20)
+    if name in ("floor", "ceil", "trunc", "round"):
+        # Halves (round goes to the even neighbour) and integers.
+        x[1, :8] = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.0, -4.0]
     expected = ref(tt(x))
-    close(ours(x), expected, scale=float(np.abs(npy(expected)).max()) if name == "exp" else 1.0)
+    grows = name in ("exp", "expm1", "sinh", "cosh")
+    close(ours(x), expected, scale=float(np.abs(npy(expected)).max()) if grows else 1.0)
 
 
 @pytest.mark.parametrize("dtype", FLOATS + [np.int64, np.int32])

@@ -427,3 +427,43 @@ func.func @fusion_two_results(%x: tensor<8x4xbf16>, %w: tensor<4xbf16>) -> (tens
   }
   return %r#0, %r#1 : tensor<8x4xbf16>, tensor<8x4xbf16>
 }
+
+// -----
+
+// The trigonometric, hyperbolic, expm1/log1p, abs and rounding ops.
+// CHECK-LABEL: func.func @unary_math
+// CHECK: glimmer.tan %{{.*}} : tensor<2x8xf64>
+// CHECK: glimmer.asin %{{.*}} : tensor<2x8xf64>
+// CHECK: glimmer.acos %{{.*}} : tensor<2x8xf64>
+// CHECK: glimmer.atan %{{.*}} : tensor<2x8xf64>
+// CHECK: glimmer.sinh %{{.*}} : tensor<2x8xf64>
+// CHECK: glimmer.cosh %{{.*}} : tensor<2x8xf64>
+// CHECK: glimmer.asinh %{{.*}} : tensor<2x8xf64>
+// CHECK: glimmer.acosh %{{.*}} : tensor<2x8xf64>
+// CHECK: glimmer.atanh %{{.*}} : tensor<2x8xf64>
+// CHECK: glimmer.expm1 %{{.*}} : tensor<2x8xf64>
+// CHECK: glimmer.log1p %{{.*}} : tensor<2x8xf64>
+// CHECK: glimmer.abs %{{.*}} : tensor<2x8xf64>
+// CHECK: glimmer.floor %{{.*}} : tensor<2x8xf64>
+// CHECK: glimmer.ceil %{{.*}} : tensor<2x8xf64>
+// CHECK: glimmer.trunc %{{.*}} : tensor<2x8xf64>
+// CHECK: glimmer.round %{{.*}} : tensor<2x8xf64>
+func.func @unary_math(%arg0: tensor<2x8xf64>) -> tensor<2x8xf64> {
+  %0 = glimmer.tan %arg0 : tensor<2x8xf64>
+  %1 = glimmer.asin %0 : tensor<2x8xf64>
+  %2 = glimmer.acos %1 : tensor<2x8xf64>
+  %3 = glimmer.atan %2 : tensor<2x8xf64>
+  %4 = glimmer.sinh %3 : tensor<2x8xf64>
+  %5 = glimmer.cosh %4 : tensor<2x8xf64>
+  %6 = glimmer.asinh %5 : tensor<2x8xf64>
+  %7 = glimmer.acosh %6 : tensor<2x8xf64>
+  %8 = glimmer.atanh %7 : tensor<2x8xf64>
+  %9 = glimmer.expm1 %8 : tensor<2x8xf64>
+  %10 = glimmer.log1p %9 : tensor<2x8xf64>
+  %11 = glimmer.abs %10 : tensor<2x8xf64>
+  %12 = glimmer.floor %11 : tensor<2x8xf64>
+  %13 = glimmer.ceil %12 : tensor<2x8xf64>
+  %14 = glimmer.trunc %13 : tensor<2x8xf64>
+  %15 = glimmer.round %14 : tensor<2x8xf64>
+  return %15 : tensor<2x8xf64>
+}

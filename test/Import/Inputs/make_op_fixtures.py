@@ -474,7 +474,7 @@ fn("avg_pool2d", ["aten::avg_pool2d"],
    lambda x, y: (F.avg_pool2d(x, 2), F.avg_pool2d(y, (1, 3))),
    x=f32(1, 3, 4, 6), y=f32(2, 4, 6))
 fn("avg_pool2d_overlapping", ["aten::avg_pool2d"],
-   lambda x: F.avg_pool2d(x, 3, stride=1),  # the unsupported op
+   lambda x: F.avg_pool2d(x, 3, stride=1),
    x=f32(1, 3, 4, 6))
 fn("sdpa", ["aten::scaled_dot_product_attention"],
    lambda q, k, v, q3, k5, v5: (

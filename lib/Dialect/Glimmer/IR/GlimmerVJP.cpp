@@ -187,6 +187,160 @@ LogicalResult CosOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   return success();
 }
 
+// The inverse and hyperbolic trigonometric functions and expm1 / log1p:
+// each derivative is a function of x (or y) written with the dialect's ops,
+// as PyTorch's derivatives.yaml writes it.
+namespace {
+template <typename F>
+LogicalResult unaryVJP(Operation *op, OpBuilder &b, ArrayRef<Value> resultGrads,
+                       MutableArrayRef<Value> operandGrads, F derivative) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  OpEmitter e{b, op->getLoc()};
+  operandGrads[0] =
+      e.mul(g, derivative(e, op->getOperand(0), op->getResult(0)));
+  return success();
+}
+} // namespace
+
+// 1 + tan(x)^2.
+LogicalResult TanOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              MutableArrayRef<Value> operandGrads) {
+  return unaryVJP(*this, b, resultGrads, operandGrads,
+                  [](OpEmitter &e, Value, Value y) {
+                    return e.add(e.splatLike(y, 1.0), e.mul(y, y));
+                  });
+}
+
+// 1 / sqrt(1 - x^2) (negated for acos).
+LogicalResult AsinOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                               MutableArrayRef<Value> operandGrads) {
+  return unaryVJP(*this, b, resultGrads, operandGrads,
+                  [](OpEmitter &e, Value x, Value) {
+                    return e.rsqrt(e.sub(e.splatLike(x, 1.0), e.mul(x, x)));
+                  });
+}
+
+LogicalResult AcosOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                               MutableArrayRef<Value> operandGrads) {
+  return unaryVJP(*this, b, resultGrads, operandGrads,
+                  [](OpEmitter &e, Value x, Value) {
+                    return e.neg(
+                        e.rsqrt(e.sub(e.splatLike(x, 1.0), e.mul(x, x))));
+                  });
+}
+
+// 1 / (1 + x^2).
+LogicalResult AtanOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                               MutableArrayRef<Value> operandGrads) {
+  return unaryVJP(*this, b, resultGrads, operandGrads,
+                  [](OpEmitter &e, Value x, Value) {
+                    Value one = e.splatLike(x, 1.0);
+                    return e.div(one, e.add(one, e.mul(x, x)));
+                  });
+}
+
+LogicalResult SinhOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                               MutableArrayRef<Value> operandGrads) {
+  return unaryVJP(
+      *this, b, resultGrads, operandGrads,
+      [](OpEmitter &e, Value x, Value) { return e.cosh(x); });
+}
+
+LogicalResult CoshOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                               MutableArrayRef<Value> operandGrads) {
+  return unaryVJP(
+      *this, b, resultGrads, operandGrads,
+      [](OpEmitter &e, Value x, Value) { return e.sinh(x); });
+}
+
+// 1 / sqrt(x^2 + 1).
+LogicalResult AsinhOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                MutableArrayRef<Value> operandGrads) {
+  return unaryVJP(*this, b, resultGrads, operandGrads,
+                  [](OpEmitter &e, Value x, Value) {
+                    return e.rsqrt(e.add(e.mul(x, x), e.splatLike(x, 1.0)));
+                  });
+}
+
+// 1 / sqrt(x^2 - 1).
+LogicalResult AcoshOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                MutableArrayRef<Value> operandGrads) {
+  return unaryVJP(*this, b, resultGrads, operandGrads,
+                  [](OpEmitter &e, Value x, Value) {
+                    return e.rsqrt(e.sub(e.mul(x, x), e.splatLike(x, 1.0)));
+                  });
+}
+
+// 1 / (1 - x^2).
+LogicalResult AtanhOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                MutableArrayRef<Value> operandGrads) {
+  return unaryVJP(*this, b, resultGrads, operandGrads,
+                  [](OpEmitter &e, Value x, Value) {
+                    Value one = e.splatLike(x, 1.0);
+                    return e.div(one, e.sub(one, e.mul(x, x)));
+                  });
+}
+
+// exp(x), computed again: y + 1 would round away the small y.
+LogicalResult Expm1Op::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                MutableArrayRef<Value> operandGrads) {
+  return unaryVJP(*this, b, resultGrads, operandGrads,
+                  [](OpEmitter &e, Value x, Value) { return e.exp(x); });
+}
+
+// 1 / (1 + x).
+LogicalResult Log1pOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                MutableArrayRef<Value> operandGrads) {
+  return unaryVJP(*this, b, resultGrads, operandGrads,
+                  [](OpEmitter &e, Value x, Value) {
+                    Value one = e.splatLike(x, 1.0);
+                    return e.div(one, e.add(one, x));
+                  });
+}
+
+// sign(x): zero at x = 0, as PyTorch.
+LogicalResult AbsOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              MutableArrayRef<Value> operandGrads) {
+  return unaryVJP(*this, b, resultGrads, operandGrads,
+                  [](OpEmitter &e, Value x, Value) {
+                    Value zero = e.zerosLike(x);
+                    auto type = tensorTypeOf(x);
+                    Value pos = e.convert(
+                        e.compare(CompareDirection::GT, x, zero), type);
+                    Value neg = e.convert(
+                        e.compare(CompareDirection::LT, x, zero), type);
+                    return e.sub(pos, neg);
+                  });
+}
+
+// Piecewise constant: the gradient is zero (as PyTorch's).
+template <typename OpT>
+static LogicalResult zeroVJP(OpT op, OpBuilder &b, ArrayRef<Value> resultGrads,
+                             MutableArrayRef<Value> operandGrads) {
+  if (resultGrads[0])
+    operandGrads[0] = OpEmitter{b, op.getLoc()}.zerosLike(op.getInput());
+  return success();
+}
+
+LogicalResult FloorOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                MutableArrayRef<Value> operandGrads) {
+  return zeroVJP(*this, b, resultGrads, operandGrads);
+}
+LogicalResult CeilOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                               MutableArrayRef<Value> operandGrads) {
+  return zeroVJP(*this, b, resultGrads, operandGrads);
+}
+LogicalResult TruncOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                MutableArrayRef<Value> operandGrads) {
+  return zeroVJP(*this, b, resultGrads, operandGrads);
+}
+LogicalResult RoundOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                MutableArrayRef<Value> operandGrads) {
+  return zeroVJP(*this, b, resultGrads, operandGrads);
+}
+
 // Exact: d/dx x Phi(x) = Phi(x) + x phi(x).
 // Tanh approximation y = 0.5 x (1 + t), t = tanh(u), u = beta (x + kappa x^3):
 // dy/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) beta (1 + 3 kappa x^2).
@@ -561,6 +715,19 @@ LogicalResult EmbeddingOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
     return success();
   operandGrads[0] =
       EmbeddingGradOp::create(b, getLoc(), getTable().getType(), g, getIds());
+  return success();
+}
+
+// A scatter-add of rows (also scatter_add and index_put as imported): each
+// row's gradient is the output gradient's row it was added into, a lookup.
+LogicalResult EmbeddingGradOp::buildVJP(OpBuilder &b,
+                                        ArrayRef<Value> resultGrads,
+                                        MutableArrayRef<Value> operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return success();
+  operandGrads[0] =
+      EmbeddingOp::create(b, getLoc(), getGrad().getType(), g, getIds());
   return success();
 }
 

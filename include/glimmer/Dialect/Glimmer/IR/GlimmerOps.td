@@ -91,6 +91,22 @@ def Glimmer_SiluOp : Glimmer_UnaryOp<"silu", "x*sigmoid(x)">;
 def Glimmer_ReluOp : Glimmer_UnaryOp<"relu", "max(x, 0)">;
 def Glimmer_SinOp : Glimmer_UnaryOp<"sin", "sin(x)">;
 def Glimmer_CosOp : Glimmer_UnaryOp<"cos", "cos(x)">;
+def Glimmer_TanOp : Glimmer_UnaryOp<"tan", "tan(x)">;
+def Glimmer_AsinOp : Glimmer_UnaryOp<"asin", "asin(x)">;
+def Glimmer_AcosOp : Glimmer_UnaryOp<"acos", "acos(x)">;
+def Glimmer_AtanOp : Glimmer_UnaryOp<"atan", "atan(x)">;
+def Glimmer_SinhOp : Glimmer_UnaryOp<"sinh", "sinh(x)">;
+def Glimmer_CoshOp : Glimmer_UnaryOp<"cosh", "cosh(x)">;
+def Glimmer_AsinhOp : Glimmer_UnaryOp<"asinh", "asinh(x)">;
+def Glimmer_AcoshOp : Glimmer_UnaryOp<"acosh", "acosh(x)">;
+def Glimmer_AtanhOp : Glimmer_UnaryOp<"atanh", "atanh(x)">;
+def Glimmer_Expm1Op : Glimmer_UnaryOp<"expm1", "exp(x) - 1">;
+def Glimmer_Log1pOp : Glimmer_UnaryOp<"log1p", "log(1 + x)">;
+def Glimmer_AbsOp : Glimmer_UnaryOp<"abs", "|x|">;
+def Glimmer_FloorOp : Glimmer_UnaryOp<"floor", "floor(x)">;
+def Glimmer_CeilOp : Glimmer_UnaryOp<"ceil", "ceil(x)">;
+def Glimmer_TruncOp : Glimmer_UnaryOp<"trunc", "trunc(x) (toward zero)">;
+def Glimmer_RoundOp : Glimmer_UnaryOp<"round", "round(x) (halves to even)">;
 
 def Glimmer_GeluOp : Glimmer_Op<"gelu",
     [InferTypeOpInterface, Glimmer_ShardingRuleOpInterface, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure, Elementwise, SameOperandsAndResultType]> {
@@ -433,7 +449,7 @@ def Glimmer_CheckIndicesOp : Glimmer_Op<"check_indices",
   let assemblyFormat = "$ids `bound` `=` $bound `for` $checked_op (`ignore_index` `=` $ignore_index^)? attr-dict `:` type($ids)";
 }
 
-def Glimmer_EmbeddingGradOp : Glimmer_Op<"embedding_grad", [Pure]> {
+def Glimmer_EmbeddingGradOp : Glimmer_Op<"embedding_grad", [DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
   let summary = "Scatter-add of row gradients into a table gradient";
   let description = [{
     The VJP of `glimmer.embedding` with respect to the table:

@@ -61,6 +61,9 @@ struct OpEmitter {
   mlir::Value sin(mlir::Value x) { return SinOp::create(b, loc, x); }
   mlir::Value cos(mlir::Value x) { return CosOp::create(b, loc, x); }
   mlir::Value sigmoid(mlir::Value x) { return SigmoidOp::create(b, loc, x); }
+  mlir::Value sinh(mlir::Value x) { return SinhOp::create(b, loc, x); }
+  mlir::Value cosh(mlir::Value x) { return CoshOp::create(b, loc, x); }
+  mlir::Value rsqrt(mlir::Value x) { return RsqrtOp::create(b, loc, x); }
   mlir::Value pow(mlir::Value x, mlir::Value y) {
     return PowOp::create(b, loc, x, y);
   }
