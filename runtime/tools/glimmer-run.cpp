@@ -68,6 +68,20 @@ bool endsWith(const std::string &s, const std::string &suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+/// --weights (a file, or a directory: a Hugging Face checkpoint bound by
+/// state_dict name), --export-weights and --max-shard-size. Throws
+/// RuntimeError.
+void setWeightOptions(LoopOptions &loop, const std::string &weights,
+                      const std::string &exportDir,
+                      const std::string &shardSize) {
+  (std::filesystem::is_directory(weights) ? loop.pretrainedPath
+                                          : loop.weightsPath) = weights;
+  loop.exportWeightsDir = exportDir;
+  loop.maxShardBytes = parseShardSize(shardSize);
+  if (!exportDir.empty())
+    checkExportDirectory(exportDir);
+}
+
 ProgramBuildOptions buildOptions(const std::string &cacheDir,
                                  Progress &progress) {
   ProgramBuildOptions options;
@@ -339,14 +353,8 @@ int main(int argc, char **argv) {
   if (!parseProgressMode(progressName, progressMode))
     return fail("--progress must be auto, always or never, got '" +
                 progressName + "'");
-  // A directory is a Hugging Face checkpoint, bound by state_dict name.
-  (std::filesystem::is_directory(weights) ? loop.pretrainedPath
-                                          : loop.weightsPath) = weights;
-  loop.exportWeightsDir = exportDir;
   try {
-    loop.maxShardBytes = parseShardSize(shardSize);
-    if (!exportDir.empty())
-      checkExportDirectory(exportDir);
+    setWeightOptions(loop, weights, exportDir, shardSize);
   } catch (const RuntimeError &e) {
     return fail(e.what());
   }

@@ -449,7 +449,17 @@ void OpConverter::registerIndexingConverters() {
   C["aten::index_select"] = [this](OpCall *n) {
     MValue x = tensorIn(n, 0);
     int64_t dim = normDim(in(n, 1).asInt(), shapeOf(x).size());
-    setTensor(n, selectAlong(x, dim, tensorIn(n, 2)));
+    MValue idx = tensorIn(n, 2);
+    if (shapeOf(x).empty()) {
+      // A zero-dim tensor reads as one row: its one index must be 0 (the
+      // gather checks it), and the result stays zero-dim, as in PyTorch.
+      if (numElements(shapeOf(idx)) != 1)
+        fail("index_select of a zero-dim tensor takes one index, got " +
+             std::to_string(numElements(shapeOf(idx))));
+      setTensor(n, reshape(selectAlong(reshape(x, {1}), 0, idx), {}));
+      return;
+    }
+    setTensor(n, selectAlong(x, dim, idx));
   };
   // diagonal(self, offset, dim1, dim2): dim1 and dim2 moved last and
   // merged, read at the diagonal's positions; the diagonal is the last
