@@ -25,7 +25,10 @@ and receives only small files:
     under "programs". The .pt, the weights and the batch (about 1.7 GB at
     the default size) are written to a temporary directory and deleted,
     unless together they are at most --max-artifact-mb (20) MB: the GPU side
-    regenerates them from config.json.
+    regenerates them from config.json. With --export, the model is built on
+    the meta device and exported with torch.export (strict=False) instead of
+    traced: no weights exist on the build machine (a 3 B or 7 B model
+    compiles in the memory its graph takes), and the GPU side makes them.
 
   run (GPU machine, 2 GPUs, PyTorch with CUDA):
     python3 bench/gpu_step_time.py run --dir bench/.gpu/medium
@@ -140,13 +143,19 @@ def config_programs(config: dict) -> dict:
     return {config.get("dtype", "f32"): config.get("layouts", {})}
 
 
-def build(config: dict):
-    """(model, batch) from config.json's recipe: the only code path both halves use."""
+def build(config: dict, meta: bool = False):
+    """(model, batch) from config.json's recipe: the only code path both halves use.
+    meta: the model on the meta device (no weight data), for torch.export."""
+    import torch
     import reference_vlm as R
 
     cfg = R.VLMConfig(**config["model"])
     b = config["batch"]
-    model = R.build_model(cfg, seed=config["seed"])
+    if meta:
+        with torch.device("meta"):
+            model = R.ReferenceVLM(cfg).eval()
+    else:
+        model = R.build_model(cfg, seed=config["seed"])
     batch = R.make_batch(cfg, batch=b["batch"], seq_len=b["seq_len"],
                          images_per_sample=b["images_per_sample"], seed=config["seed"],
                          placement=b["placement"])
@@ -256,10 +265,13 @@ def cmd_prepare(a):
     torch.set_num_threads(a.threads or torch.get_num_threads())
 
     t0 = time.perf_counter()
-    model, batch = build(config)
+    model, batch = build(config, meta=a.export)
     n_params = sum(p.numel() for p in model.parameters())
-    sd = state_dict_of(model)
-    config["checksums"] = {"batch": tensors_sha256(batch), "weights": tensors_sha256(sd)}
+    # A meta-device model has no weights to check: the GPU side makes them.
+    sd = {} if a.export else state_dict_of(model)
+    config["checksums"] = {"batch": tensors_sha256(batch),
+                           "weights": None if a.export else tensors_sha256(sd)}
+    config["front_end"] = "torch.export (meta device)" if a.export else "TorchScript trace" 
     t_build = time.perf_counter() - t0
     print(f"model: {n_params / 1e6:.1f} M parameters; batch {a.batch} x {a.seq}, "
           f"{images} image(s) per sample of {P} tokens "
@@ -289,15 +301,24 @@ def cmd_prepare(a):
             config["trace_batch"] = short["batch"]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            traced = torch.jit.trace(model, tuple(trace_batch[k] for k in INPUT_NAMES),
-                                     check_trace=False, strict=False)
+            if a.export:
+                # Weightless: compiling needs the graph and its shapes only.
+                traced = torch.export.export(
+                    model, (), {k: v.to("meta") for k, v in trace_batch.items()},
+                    strict=False)
+            else:
+                traced = torch.jit.trace(model, tuple(trace_batch[k] for k in INPUT_NAMES),
+                                         check_trace=False, strict=False)
         del trace_batch
         t_trace = time.perf_counter() - t0
-        pt = art / f"{a.name}.pt"
-        torch.jit.save(traced, str(pt))
+        pt = art / f"{a.name}.{'pt2' if a.export else 'pt'}"
+        if a.export:
+            torch.export.save(traced, str(pt))
+        else:
+            torch.jit.save(traced, str(pt))
         data = art / f"{a.name}.batch.safetensors"
         save_file(batch, str(data))
-        if small:
+        if small and not a.export:
             save_file(sd, str(art / f"{a.name}.weights.safetensors"), metadata={"format": "pt"})
         del traced
         print(f"traced in {t_trace:.1f} s ({pt.stat().st_size / 2**20:.0f} MiB .pt"
@@ -632,14 +653,17 @@ def cmd_run(a):
     model, batch = build(config)
     sd = state_dict_of(model)
     checks = {"batch": tensors_sha256(batch) == config["checksums"]["batch"],
-              "weights": tensors_sha256(sd) == config["checksums"]["weights"]}
+              "weights": config["checksums"]["weights"] is not None
+              and tensors_sha256(sd) == config["checksums"]["weights"]}
     if not checks["batch"]:
         msg = ("the regenerated batch differs from the one the programs were compiled for "
                "(checksum mismatch: another torch version or a changed make_batch?)")
         if not a.no_verify:
             sys.exit(msg)
         print("warning: " + msg, file=sys.stderr)
-    if not checks["weights"]:
+    if config["checksums"]["weights"] is None:
+        checks["weights"] = "made here (the programs were compiled from a meta-device export)"
+    elif not checks["weights"]:
         print("warning: the regenerated initial weights differ from prepare's (checksum); "
               "glimmer and PyTorch still start from the same weights here", file=sys.stderr)
     weights = work / f"{name}.weights.safetensors"
@@ -844,6 +868,9 @@ def main():
                    help="keep the .pt, weights and batch in --out only below this size")
     p.add_argument("--tmp", default=None, help="where the large artifacts go meanwhile")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads for the trace")
+    p.add_argument("--export", action="store_true",
+                   help="compile from a torch.export of the model built on the meta device "
+                        "(no weights on this machine: any size compiles) instead of a trace")
     p.set_defaults(fn=cmd_prepare)
 
     r = sub.add_parser("run", help="GPU machine: regenerate, time glimmer-run and PyTorch")

@@ -134,7 +134,8 @@ compile(const std::string &modelPath, const std::string &examplePath,
         const std::string &floatType, bool train,
         const glimmer::OptimizerOptions &optimizer,
         const std::string &cacheDir, bool verbose, const std::string &spmd,
-        const std::string &tpPlan, const std::string &ppSplit) {
+        const std::string &tpPlan, const std::string &ppSplit,
+        bool weightsOptional) {
   auto program = std::make_shared<Program>();
   program->floatType = floatType;
   program->train = train;
@@ -162,6 +163,9 @@ compile(const std::string &modelPath, const std::string &examplePath,
     options.spmd = spmd;
     options.tpPlan = tpPlan;
     options.ppSplit = ppSplit;
+    // Bound from a checkpoint (bind_weights): the archive may hold none.
+    if (weightsOptional)
+      options.weights = glimmer::DriverOptions::Weights::WriteIfPresent;
     if (verbose)
       options.progress = [](const std::string &message) {
         llvm::errs() << "[glimmer] " << message << "\n";
@@ -414,7 +418,7 @@ PYBIND11_MODULE(_driver, m) {
          double lr, double weightDecay, double beta1, double beta2, double eps,
          double maxNorm, const std::string &cacheDir, bool verbose,
          const std::string &spmd, const std::string &tpPlan,
-         const std::string &ppSplit) {
+         const std::string &ppSplit, bool weightsOptional) {
         glimmer::OptimizerOptions o;
         o.optimizer = optimizer;
         o.lr = lr;
@@ -424,7 +428,7 @@ PYBIND11_MODULE(_driver, m) {
         o.eps = eps;
         o.maxNorm = maxNorm;
         return compile(modelPath, examplePath, dtype, train, o, cacheDir,
-                       verbose, spmd, tpPlan, ppSplit);
+                       verbose, spmd, tpPlan, ppSplit, weightsOptional);
       },
       py::arg("model_path"), py::arg("example_path"), py::arg("dtype") = "f32",
       py::arg("train") = true, py::arg("optimizer") = "adamw",
@@ -433,6 +437,7 @@ PYBIND11_MODULE(_driver, m) {
       py::arg("max_norm") = 0.0, py::arg("cache_dir") = "",
       py::arg("verbose") = false, py::arg("spmd") = "",
       py::arg("tp_plan") = "", py::arg("pp_split") = "",
+      py::arg("weights_optional") = false,
       "Imports, runs the pipeline (partitioned for `spmd` when given; the "
       "ranks then run as threads), emits C++, compiles and loads it "
       "(glimmer::compileModel). Raises glimmer.CompileError.");

@@ -21,10 +21,9 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/Support/xxhash.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -83,13 +82,13 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   CompiledModel model;
 
   // Import. The weights are exported next to the compiled programs, keyed
-  // by the model file's content.
+  // by the model file's content (read in pieces: a model's file can be as
+  // large as its weights).
   Stopwatch watch;
-  auto modelBuffer = llvm::MemoryBuffer::getFile(options.modelPath);
-  std::string modelHash =
-      modelBuffer ? llvm::utohexstr(llvm::xxh3_64bits(
-                        (*modelBuffer)->getBuffer()), true)
-                  : "missing";
+  std::string modelHash = "missing", hashError;
+  if (options.weights != DriverOptions::Weights::Skip &&
+      glimmer_rt::hashFile(options.modelPath, modelHash, hashError))
+    modelHash = modelHash.substr(0, 16);
   // Programs are loaded from the cache: only a directory no one else can
   // write is used.
   std::string cacheError;
@@ -116,7 +115,10 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
   importOptions.floatType = mixedPrecision ? "f32" : options.floatType;
   // Written atomically (concurrent compiles never read a half-written
   // file) and private, like everything in the cache.
-  importOptions.weightsOutputPath = std::string(weights);
+  if (options.weights != DriverOptions::Weights::Skip)
+    importOptions.weightsOutputPath = std::string(weights);
+  importOptions.weightsOptional =
+      options.weights == DriverOptions::Weights::WriteIfPresent;
   importOptions.weightsFileMode = 0600;
   if (options.progress)
     options.progress("importing " + options.modelPath);
@@ -126,7 +128,10 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
                      : importTorchScript(context, importOptions);
   if (!model.module)
     return failure();
-  model.weightsPath = std::string(weights);
+  // A weightless archive wrote none (DriverOptions::Weights::WriteIfPresent).
+  if (!importOptions.weightsOutputPath.empty() &&
+      llvm::sys::fs::exists(importOptions.weightsOutputPath))
+    model.weightsPath = importOptions.weightsOutputPath;
   if (options.progress)
     options.progress("imported in " + fixed(watch.seconds()) + " s");
 

@@ -507,7 +507,8 @@ class Program:
                 eps=config["eps"], max_norm=config["max_norm"],
                 cache_dir=self._cache_dir, verbose=self._verbose,
                 spmd=self._layout_for(config, train), tp_plan=self._tp_plan,
-                pp_split=self._pp_split)
+                pp_split=self._pp_split,
+                weights_optional=self._weights is not None)
             if program.diagnostics:
                 warnings.warn(program.diagnostics, stacklevel=4)
             if self._weights is not None:

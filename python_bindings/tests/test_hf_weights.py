@@ -5,6 +5,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -81,3 +82,24 @@ def test_weights_that_do_not_fit_raise_one_error(tmp_path):
     with pytest.raises(RuntimeError, match=r"(?s)1 missing:.*lm_head\.weight.*"
                        r"1 unexpected:.*extra\.bias"):
         compile_llava(tmp_path / "w.safetensors").train(str(BATCH), steps=1)
+
+
+def _export(tmp_path, *flags):
+    subprocess.run([sys.executable, str(FIX / "export.py"), *flags, str(tmp_path),
+                    "reference_vlm"], check=True, capture_output=True)
+
+
+def test_meta_device_export_trains_with_bound_weights(tmp_path):
+    # A weightless archive (exported on the meta device) compiles; its
+    # weights come from weights=, and it trains as the archive that holds
+    # the same weights.
+    _export(tmp_path, "--meta")
+    _export(tmp_path)
+    batch = FIX / "reference_vlm.batch.safetensors"
+    with glimmer.SpmdContext():
+        meta = glimmer.compile(str(tmp_path / "reference_vlm.meta.pt2"), str(batch),
+                               weights=FIX / "reference_vlm.weights.safetensors")
+        real = glimmer.compile(str(tmp_path / "reference_vlm.pt2"), str(batch))
+    got = [r["loss"] for r in meta.train(str(batch), steps=2)]
+    want = [r["loss"] for r in real.train(str(batch), steps=2)]
+    assert all(np.isfinite(got)) and got == want

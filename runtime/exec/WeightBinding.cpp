@@ -127,8 +127,13 @@ BoundWeights::BoundWeights(const ProgramInfo &info,
                            const std::string &weightsPath,
                            const std::string &pretrainedPath)
     : file(weightsPath) {
-  if (pretrainedPath.empty())
+  if (pretrainedPath.empty()) {
+    if (weightsPath.empty())
+      throw RuntimeError("the model holds no weights (it was exported on "
+                         "the meta device): give them with "
+                         "--weights=FILE|HF_DIR");
     return;
+  }
   std::string pattern =
       (std::filesystem::temp_directory_path() / "glimmer-weights-XXXXXX")
           .string();

@@ -321,6 +321,17 @@ int main(int argc, char **argv) {
   }
   options.tpPlan = tpPlan;
   options.ppSplit = ppSplit;
+  // Compiling needs the graph, not the weights nor any training state:
+  // when nothing runs (--steps=0 without --save or --export-weights), none
+  // are written or allocated, so a model of any size compiles in the memory
+  // its graph takes. Weights given with --weights may replace all of the
+  // model's own (a model exported on the meta device has none).
+  bool runs = steps > 0 || forwardOnly || !savePath.empty() ||
+              !exportWeightsDir.empty();
+  options.weights = !runs ? glimmer::DriverOptions::Weights::Skip
+                    : weightsPath.empty()
+                        ? glimmer::DriverOptions::Weights::Write
+                        : glimmer::DriverOptions::Weights::WriteIfPresent;
   options.rematMinElements = rematMinElements;
   options.optimizer.optimizer = optimizer;
   options.optimizer.lr = lr;
@@ -386,6 +397,15 @@ int main(int argc, char **argv) {
       return fail("cannot write '" + *path + "': " + message);
     }
     (*out)->keep();
+  }
+  if (!runs) {
+    // The first shard is still checked against the compiled program.
+    try {
+      glimmer_rt::checkBatch(model->info(), *trainingData.first);
+    } catch (const glimmer_rt::RuntimeError &e) {
+      return fail("--data: " + e.message);
+    }
+    return 0;
   }
   loop.weightsPath = model->weightsPath;
   loop.pretrainedPath = weightsPath;

@@ -64,6 +64,21 @@ struct DriverOptions {
   OptimizerOptions optimizer;
   /// Where generated sources, compiled programs and exported weights go.
   std::string cacheDir;
+  /// What happens to the model's own weights. Compiling needs only the
+  /// graph and its shapes; the weights are written to the cache for the
+  /// run that binds them.
+  enum class Weights {
+    /// Written; an archive without weight data (exported on the meta
+    /// device) is an error.
+    Write,
+    /// Written when the archive holds them (the non-persistent buffers a
+    /// checkpoint leaves out come from there); otherwise none, and the
+    /// run binds everything from its own --weights.
+    WriteIfPresent,
+    /// Not written, nor read beyond what the import needs: nothing runs.
+    Skip,
+  };
+  Weights weights = Weights::Write;
   /// Progress messages ("importing ...") go here when set.
   std::function<void(const std::string &)> progress;
 };
@@ -79,6 +94,8 @@ struct CompiledModel {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   /// The generated C++, manifest included.
   std::string cppSource;
+  /// The model's own weights as the program binds them; empty when none
+  /// were written (DriverOptions::weights).
   std::string weightsPath;
   std::string libraryPath;
 

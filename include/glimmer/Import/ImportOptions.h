@@ -29,6 +29,9 @@ struct ImportOptions {
   /// mode weightsFileMode: 0600 inside the private program cache).
   std::string weightsOutputPath;
   unsigned weightsFileMode = 0644;
+  /// With weightsOutputPath: an archive that holds no data for some weight
+  /// (exported on the meta device) writes no file instead of failing.
+  bool weightsOptional = false;
   /// Name of the emitted function.
   std::string functionName = "forward";
   /// When "f32" or "f64", every floating-point tensor of the program (inputs,

@@ -589,15 +589,43 @@ LogicalResult ExportImporter::typeUserInputs() {
   return success();
 }
 
+/// Whether some weight of a non-empty shape has no data in the archive (it
+/// was exported on the meta device, or with fake tensors).
+static bool lacksWeightData(const pt2::ExportedProgram &program,
+                            llvm::ArrayRef<std::pair<std::string, bool>> state) {
+  return llvm::any_of(state, [&](const auto &entry) {
+    const pt2::Payload *payload = nullptr;
+    for (const auto *table : {&program.weights, &program.constants})
+      if (auto it = table->find(entry.first); !payload && it != table->end())
+        payload = &it->second;
+    return payload && payload->meta && !payload->hasData() &&
+           llvm::none_of(payload->meta->sizes, [](const pt2::SymInt &s) {
+             return !s.isSymbolic() && s.value == 0;
+           });
+  });
+}
+
 LogicalResult ExportImporter::writeWeights() {
+  // A weightless archive writes nothing when the weights come from
+  // elsewhere.
+  bool weightless = lacksWeightData(program, state);
+  if (weightless && options.weightsOptional)
+    return success();
   std::vector<glimmer_rt::TensorView> views;
   std::vector<pt2::TensorData> keep;
   keep.reserve(state.size());
   for (const auto &[name, isParam] : state) {
     auto data = pt2::readExportPayload(program, name);
-    if (!data)
-      return mlir::emitError(fileLoc)
-             << "cannot write the weights: " << llvm::toString(data.takeError());
+    if (!data) {
+      auto diag = mlir::emitError(fileLoc)
+                  << "cannot write the weights: "
+                  << llvm::toString(data.takeError());
+      if (weightless)
+        diag.attachNote() << "to train it, bind weights from a checkpoint: "
+                             "--weights=FILE|HF_DIR (glimmer-train, "
+                             "glimmer-run) or glimmer.compile(weights=...)";
+      return diag;
+    }
     std::optional<c10::ScalarType> s = torchScalarType(data->dtype);
     std::optional<glimmer::DType> dtype = s ? runtimeDtype(*s) : std::nullopt;
     if (!dtype)
