@@ -516,15 +516,64 @@ def profile_glimmer(glimmer_run: Path, program: Path, weights: Path, data: Path,
     return "\n".join(l for l in text[start:].splitlines() if l.startswith(("|", "device")))
 
 
+class SelectiveCheckpoint:
+    """A block whose forward keeps only its GEMM and attention outputs for
+    the backward and recomputes the rest (norms, activations, elementwise),
+    as torchtitan's op-level selective activation checkpointing does."""
+
+    def __new__(cls, block):
+        import functools
+        import torch
+        from torch.utils.checkpoint import (CheckpointPolicy, checkpoint,
+                                            create_selective_checkpoint_contexts)
+
+        aten = torch.ops.aten
+        keep = {aten.mm.default, aten.addmm.default, aten.bmm.default,
+                aten._scaled_dot_product_flash_attention.default,
+                aten._scaled_dot_product_efficient_attention.default,
+                aten._scaled_dot_product_cudnn_attention.default}
+
+        def policy(ctx, op, *args, **kwargs):
+            return (CheckpointPolicy.MUST_SAVE if op in keep
+                    else CheckpointPolicy.PREFER_RECOMPUTE)
+
+        context = functools.partial(create_selective_checkpoint_contexts, policy)
+
+        class Wrapped(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = block
+
+            def forward(self, *args):
+                return checkpoint(self.block, *args, use_reentrant=False,
+                                  context_fn=context)
+
+        return Wrapped()
+
+
+def prepare_torch_blocks(model, per_block: bool, sac: bool):
+    """torchtitan's recipe: each decoder and vision block wrapped for
+    selective checkpointing (sac) and compiled on its own (per_block)."""
+    import torch
+
+    for blocks in (model.layers, model.vision.layers):
+        for i in range(len(blocks)):
+            block = SelectiveCheckpoint(blocks[i]) if sac else blocks[i]
+            blocks[i] = torch.compile(block) if per_block else block
+    return model
+
+
 def time_torch(model, batch, steps: int, warmup: int, device: str, dtype: str,
                deadline: float | None = None, compiled: bool = False,
-               tf32: bool = False) -> dict:
+               tf32: bool = False, per_block: bool = False, sac: bool = False) -> dict:
     """PyTorch training from `model`'s (CPU) initial weights, which are left
     untouched. dtype bf16: the forward under torch.autocast(bf16), f32
     parameters, gradients and AdamW state (torch_train_oracle.py's recipe).
     compiled: the model under torch.compile (default mode) and the fused
     AdamW, what a user who wants speed runs; its compilation happens in the
-    warmup steps. tf32: f32 matrix products (and cuDNN convolutions) on
+    warmup steps; per_block: each block compiled on its own instead of the
+    whole model (torchtitan's way); sac: selective activation checkpointing
+    of each block. tf32: f32 matrix products (and cuDNN convolutions) on
     TF32 tensor cores, as glimmer-run --tf32."""
     import torch
 
@@ -543,7 +592,9 @@ def time_torch(model, batch, steps: int, warmup: int, device: str, dtype: str,
     opt = torch.optim.AdamW(params, lr=o["lr"], betas=tuple(o["betas"]), eps=o["eps"],
                             weight_decay=o["weight_decay"],
                             **({"fused": True} if compiled and cuda else {}))
-    if compiled:
+    if compiled and per_block or sac:
+        model = prepare_torch_blocks(model, compiled and per_block, sac)
+    if compiled and not per_block:
         model = torch.compile(model)
     autocast = torch.autocast(dev.type, dtype=torch.bfloat16, enabled=dtype == "bf16")
     ms, wall, losses, norms = [], [], [], []
@@ -686,7 +737,8 @@ def cmd_run(a):
         plan += [(dtype, "glimmer", layout, entry) for layout, entry in progs.items()]
         peer = torch_dtype(dtype)
         if not a.skip_torch and not any(p[0] == peer and p[1] != "glimmer" for p in plan):
-            plan.append((peer, "PyTorch eager", "", None))
+            if not a.skip_eager:
+                plan.append((peer, "PyTorch eager", "", None))
             if a.compile_dtypes and peer in map(torch_dtype, parse_dtypes(a.compile_dtypes)):
                 plan.append((peer, "torch.compile", "", None))
 
@@ -741,7 +793,9 @@ def cmd_run(a):
                     r = time_torch(model, batch, a.steps, a.warmup, "cuda:0" if cuda else "cpu",
                                    dtype, deadline=time.perf_counter() + left,
                                    compiled=fw == "torch.compile",
-                                   tf32=a.tf32 and dtype == "f32")
+                                   tf32=a.tf32 and dtype == "f32",
+                                   per_block=a.torch_compile == "per-block",
+                                   sac=a.torch_ac == "selective")
                 except Exception as e:  # e.g. out of memory: still report glimmer's numbers
                     r = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
                     gc.collect()
@@ -764,7 +818,9 @@ def cmd_run(a):
                 "autocast's f32 norms and residual stream)" if "bf16" in dtypes
                 or "bf16-autocast" in dtypes else "")
              + (", f32 GEMMs in TF32 (--tf32), " if a.tf32 else ", TF32 off, ")
-             + f"AdamW + clip 1.0; median of {a.steps} steps after {a.warmup} warmup")
+             + f"AdamW + clip 1.0; median of {a.steps} steps after {a.warmup} warmup"
+             + f"; torch.compile: {a.torch_compile}"
+             + (", PyTorch with selective AC" if a.torch_ac == "selective" else ""))
     n_steps = a.warmup + a.steps
     print()
     print(f"### {title}")
@@ -892,6 +948,14 @@ def main():
     r.add_argument("--timeout", type=float, default=240,
                    help="seconds per glimmer-run at most (see --budget)")
     r.add_argument("--skip-torch", action="store_true")
+    r.add_argument("--skip-eager", action="store_true",
+                   help="time torch.compile but not PyTorch eager")
+    r.add_argument("--torch-compile", choices=["whole", "per-block"], default="whole",
+                   help="torch.compile the whole model, or each decoder and vision block "
+                   "on its own (torchtitan)")
+    r.add_argument("--torch-ac", choices=["none", "selective"], default="none",
+                   help="PyTorch's blocks under selective activation checkpointing "
+                   "(GEMM and attention outputs kept, the rest recomputed)")
     r.add_argument("--tf32", action="store_true",
                    help="f32 GEMMs on TF32 tensor cores: glimmer-run --tf32 and PyTorch's "
                    "allow_tf32 (f32 programs; bf16 ones are not affected)")
