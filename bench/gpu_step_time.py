@@ -483,6 +483,11 @@ def time_glimmer(glimmer_run: Path, program: Path, weights: Path, data: Path, wo
     waits = [x["host_wait_seconds"] for x in rows[warmup:] if "host_wait_seconds" in x]
     if waits:
         r["host_wait_median_s"] = statistics.median(waits)
+    # Allocations that reached cudaMalloc, per timed step (0 when the
+    # allocator's cache holds what a step needs).
+    mallocs = [x["device_allocations"] for x in rows[warmup:] if "device_allocations" in x]
+    if mallocs:
+        r["device_allocations"] = mallocs
     if timed_out:
         r["truncated"] = f"stopped after {secs(timeout)} s"
     return r
@@ -861,7 +866,9 @@ def cmd_run(a):
             print(f"glimmer {x['dtype']} {x['layout'] or 'unsharded'}: the host waited "
                   f"{w * 1e3:.1f} ms of the {x['median_s'] * 1e3:.1f} ms step for the device "
                   f"(median), so it queued the step's work in about "
-                  f"{(x['median_s'] - w) * 1e3:.1f} ms")
+                  f"{(x['median_s'] - w) * 1e3:.1f} ms"
+                  + (f"; cudaMalloc calls per timed step: {x['device_allocations']}"
+                     if "device_allocations" in x else ""))
     for x in results:
         if "profile" in x:
             print()

@@ -205,6 +205,15 @@ double glimmer_rt::hostWaitSeconds(Device device) {
   return 0;
 }
 
+size_t glimmer_rt::deviceAllocations(Device device) {
+#ifdef GLIMMER_RT_HAVE_CUDA
+  if (device.isCuda())
+    return cuda::deviceAllocations(device.index);
+#endif
+  (void)device;
+  return allocatorStats().allocations;
+}
+
 bool glimmer_rt::profilingEnabled() {
   static const bool on = std::getenv("GLIMMER_PROFILE") != nullptr;
   return on;

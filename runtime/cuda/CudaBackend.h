@@ -62,6 +62,8 @@ void resetPeakMemory(int device);
 /// Seconds the host has waited in synchronize(device) for its stream, in
 /// all, since the process started.
 double hostWaitSeconds(int device);
+/// Calls that reached cudaMalloc on `device`, since the process started.
+size_t deviceAllocations(int device);
 
 // Per-op device time with GLIMMER_PROFILE (cuda/Profile.cu).
 void profileCollect(bool count);

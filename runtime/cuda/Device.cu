@@ -4,7 +4,12 @@
 // powers of two up to 1 MiB, multiples of 1 MiB above) over cudaMalloc.
 // Every device has one stream and all of its work is queued there, so a
 // block freed on the host may be handed out again at once: whatever runs
-// next on it is ordered after the work that used it.
+// next on it is ordered after the work that used it. When the device is
+// full, a larger cached block serves the request, and only then are cached
+// blocks freed, largest first, until cudaMalloc succeeds: freeing the whole
+// cache would make every later request of the step a cudaMalloc (and
+// cudaFree waits for the device), so a model whose buckets do not all fit
+// at once would pay that on every step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +54,11 @@ size_t bucketSize(size_t bytes) {
 struct DeviceState {
   std::mutex mutex;
   std::unordered_map<size_t, std::vector<void *>> freeLists;
+  /// The bucket of every block cudaMalloc gave (a request may be served
+  /// by a larger cached block, which goes back to its own free list).
+  std::unordered_map<void *, size_t> blockBuckets;
+  /// Calls that reached cudaMalloc, since the process started.
+  size_t mallocs = 0;
   cudaStream_t stream = nullptr;
   /// Bytes handed out and not yet given back, and their high-water mark.
   size_t inUse = 0, peak = 0;
@@ -125,6 +135,10 @@ void releaseDevice(int device, DeviceState &s) {
   for (auto &entry : lists)
     for (void *p : entry.second)
       cudaFree(p);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  for (auto &entry : lists)
+    for (void *p : entry.second)
+      s.blockBuckets.erase(p);
 }
 
 } // namespace
@@ -140,34 +154,78 @@ cudaStream_t stream(int device) {
   return s.stream;
 }
 
+/// A cached block of `bucket` bytes, or null. Called with the lock held.
+void *takeCached(DeviceState &s, size_t bucket) {
+  auto it = s.freeLists.find(bucket);
+  if (it == s.freeLists.end() || it->second.empty())
+    return nullptr;
+  void *p = it->second.back();
+  it->second.pop_back();
+  return p;
+}
+
+/// The smallest cached block larger than `bucket`, or null (lock held).
+void *takeLarger(DeviceState &s, size_t bucket) {
+  size_t best = 0;
+  for (const auto &[size, list] : s.freeLists)
+    if (size > bucket && !list.empty() && (!best || size < best))
+      best = size;
+  return best ? takeCached(s, best) : nullptr;
+}
+
+/// Frees the largest cached block; false when the cache is empty (lock
+/// held). cudaFree waits for the device, so nothing queued still uses it.
+bool freeLargestCached(DeviceState &s) {
+  size_t largest = 0;
+  for (const auto &[size, list] : s.freeLists)
+    if (!list.empty() && size > largest)
+      largest = size;
+  if (!largest)
+    return false;
+  void *p = takeCached(s, largest);
+  s.blockBuckets.erase(p);
+  cudaFree(p);
+  return true;
+}
+
 void *allocate(size_t bytes, int device) {
   size_t bucket = bucketSize(bytes);
   DeviceState &s = state(device);
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    auto it = s.freeLists.find(bucket);
-    if (it != s.freeLists.end() && !it->second.empty()) {
-      void *p = it->second.back();
-      it->second.pop_back();
+    if (void *p = takeCached(s, bucket)) {
       s.handOut(p, bucket);
       return p;
     }
   }
   DeviceGuard guard(device);
   void *p = nullptr;
-  if (cudaMalloc(&p, bucket) != cudaSuccess) {
-    cudaGetLastError(); // clear the sticky-free error state
-    releaseDevice(device, s);
-    if (cudaMalloc(&p, bucket) != cudaSuccess) {
-      cudaGetLastError();
-      throw RuntimeError("out of GPU memory allocating " +
-                         std::to_string(bucket) + " bytes on cuda:" +
-                         std::to_string(device));
-    }
+  if (cudaMalloc(&p, bucket) == cudaSuccess) {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    ++s.mallocs;
+    s.blockBuckets[p] = bucket;
+    s.handOut(p, bucket);
+    return p;
   }
+  cudaGetLastError(); // clear the sticky-free error state
   std::lock_guard<std::mutex> lock(s.mutex);
-  s.handOut(p, bucket);
-  return p;
+  // The device is full: a larger cached block, else free cached blocks
+  // until the request fits.
+  if (void *larger = takeLarger(s, bucket)) {
+    s.handOut(larger, s.blockBuckets.at(larger));
+    return larger;
+  }
+  while (freeLargestCached(s)) {
+    if (cudaMalloc(&p, bucket) == cudaSuccess) {
+      ++s.mallocs;
+      s.blockBuckets[p] = bucket;
+      s.handOut(p, bucket);
+      return p;
+    }
+    cudaGetLastError();
+  }
+  throw RuntimeError("out of GPU memory allocating " + std::to_string(bucket) +
+                     " bytes on cuda:" + std::to_string(device));
 }
 
 void deallocate(void *ptr, size_t bytes, int device) {
@@ -175,9 +233,16 @@ void deallocate(void *ptr, size_t bytes, int device) {
     return;
   DeviceState &s = state(device);
   std::lock_guard<std::mutex> lock(s.mutex);
-  size_t bucket = bucketSize(bytes);
+  auto it = s.blockBuckets.find(ptr);
+  size_t bucket = it != s.blockBuckets.end() ? it->second : bucketSize(bytes);
   s.freeLists[bucket].push_back(ptr);
   s.takeBack(ptr, bucket);
+}
+
+size_t deviceAllocations(int device) {
+  DeviceState &s = state(device);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.mallocs;
 }
 
 size_t peakMemoryInUse(int device) {

@@ -164,9 +164,11 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
         std::chrono::duration<double>(Clock::now() - waitStart).count();
     const Trainer::Batch &batch = reader ? *next : *fixed;
     double waitedBefore = 0;
+    size_t allocationsBefore = 0;
     for (Device d : devices) {
       resetPeakDeviceMemory(d);
       waitedBefore += hostWaitSeconds(d);
+      allocationsBefore += deviceAllocations(d);
     }
     int64_t cudnnBefore = cudnnAttentionCalls(),
             kernelsBefore = attentionKernelCalls();
@@ -179,9 +181,12 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
     double waited = -waitedBefore;
     for (Device d : devices)
       waited += hostWaitSeconds(d);
-    size_t peakBytes = 0;
-    for (Device d : devices)
+    size_t peakBytes = 0, allocations = 0;
+    for (Device d : devices) {
       peakBytes = std::max(peakBytes, peakDeviceMemory(d));
+      allocations += deviceAllocations(d);
+    }
+    allocations -= allocationsBefore;
     // The first step is a warm-up (cuBLAS plans, the allocator's cache).
     if (profilingEnabled())
       profileStep(/*count=*/i > 0);
@@ -203,6 +208,7 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
               << shardMetrics(data, shard)
               << ",\"peak_device_bytes\":" << peakBytes
               << ",\"host_wait_seconds\":" << g17(waited)
+              << ",\"device_allocations\":" << allocations
               << ",\"attention_calls\":{\"cudnn\":"
               << cudnnAttentionCalls() - cudnnBefore << ",\"gpu_kernels\":"
               << attentionKernelCalls() - kernelsBefore << "}"

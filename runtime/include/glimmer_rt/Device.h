@@ -142,6 +142,11 @@ void resetPeakDeviceMemory(Device device);
 /// started; 0 on the CPU. A step's share of it against the step's time
 /// says whether the device or the host that queues its work is the limit.
 double hostWaitSeconds(Device device);
+/// Calls of the allocator for `device` that reached the system's allocator
+/// (cudaMalloc, malloc) rather than its cache, since the process started
+/// (on the CPU: of the host allocator every thread rank shares). None in a
+/// step that runs as the one before it did is what a step should cost.
+size_t deviceAllocations(Device device);
 
 /// Per-op device time, on when GLIMMER_PROFILE is set in the environment
 /// (CUDA only): each runtime op's kernels are timed with CUDA events.
