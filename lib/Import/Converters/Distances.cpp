@@ -53,6 +53,9 @@ void OpConverter::registerDistanceConverters() {
                              broadcastTo(reshape(x2, c), full));
     setTensor(n, pnorm(d, in(n, 2).asDouble()));
   };
+  // cdist(x1, x2, p, compute_mode), as TorchScript records it: the same
+  // (compute_mode picks PyTorch's kernel, not the result).
+  C["aten::cdist"] = C["aten::_cdist_forward"];
   // Only the pairs' differences: a zero distance of a row with itself would
   // make the 2-norm's VJP 0/0.
   C["aten::_pdist_forward"] = [this, pnorm](OpCall *n) {

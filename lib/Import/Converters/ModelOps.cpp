@@ -105,16 +105,19 @@ void OpConverter::registerModelOpConverters() {
     setOut(n, 1, Imp::ofTensor(reshape(mean, kept)));
     setOut(n, 2, Imp::ofTensor(reshape(rstd, kept)));
   };
-  // native_group_norm(input, weight, bias, N, C, HxW, group, eps) ->
-  // (out, mean, rstd): each group's [C/G * HxW] values normalized as one
-  // layer_norm row (no affine), then the per-channel weight and bias; mean
-  // and rstd are [N, G].
-  C["aten::native_group_norm"] = [this](OpCall *n) {
-    MValue x = tensorIn(n, 0);
+  // Group norm of x [N, C, *] in `groups` groups: each group's
+  // [C/G * HxW] values normalized as one layer_norm row (no affine), then
+  // the per-channel weight and bias (absent: none). Returns y and the rows
+  // [N, G, C/G * HxW].
+  auto groupNorm = [this](MValue x, const Imp &weight, const Imp &bias,
+                          int64_t groups,
+                          double eps) -> std::pair<MValue, MValue> {
     auto s = shapeOf(x);
-    int64_t batch = in(n, 3).asInt(), channels = in(n, 4).asInt(),
-            hw = in(n, 5).asInt(), groups = in(n, 6).asInt();
-    double eps = in(n, 7).asDouble();
+    if (s.size() < 2)
+      fail("group_norm expects an input of rank 2 or more");
+    int64_t batch = s[0], channels = s[1], hw = 1;
+    for (size_t d = 2; d < s.size(); ++d)
+      hw *= s[d];
     if (groups <= 0 || channels % groups != 0)
       fail("group_norm's channels must divide into its groups");
     Type elem = elemOf(x);
@@ -124,16 +127,34 @@ void OpConverter::registerModelOpConverters() {
         b, loc, rows.getType(), rows, splat({row}, elem, 1.0),
         splat({row}, elem, 0.0), b.getF64FloatAttr(eps));
     MValue y = reshape(normed, {batch, channels, hw});
-    for (size_t i : {size_t(1), size_t(2)}) {
-      if (in(n, i).kind != Imp::Tensor)
+    for (const Imp *affine : {&weight, &bias}) {
+      if (affine->kind != Imp::Tensor)
         continue;
       MValue p = broadcastTo(
-          reshape(convert(in(n, i).tensor, elem), {1, channels, 1}),
+          reshape(convert(affine->tensor, elem), {1, channels, 1}),
           {batch, channels, hw});
-      y = i == 1 ? MValue(MulOp::create(b, loc, y, p))
-                 : MValue(AddOp::create(b, loc, y, p));
+      y = affine == &weight ? MValue(MulOp::create(b, loc, y, p))
+                            : MValue(AddOp::create(b, loc, y, p));
     }
-    setOut(n, 0, Imp::ofTensor(reshape(y, s)));
+    return {reshape(y, s), rows};
+  };
+  // The form TorchScript records: group_norm(input, num_groups, weight,
+  // bias, eps, cudnn_enabled) -> out.
+  C["aten::group_norm"] = [this, groupNorm](OpCall *n) {
+    setTensor(n, groupNorm(tensorIn(n, 0), in(n, 2), in(n, 3),
+                           in(n, 1).asInt(), in(n, 4).asDouble())
+                     .first);
+  };
+  // native_group_norm(input, weight, bias, N, C, HxW, group, eps) ->
+  // (out, mean, rstd), mean and rstd [N, G].
+  C["aten::native_group_norm"] = [this, groupNorm](OpCall *n) {
+    MValue x = tensorIn(n, 0);
+    int64_t batch = in(n, 3).asInt(), groups = in(n, 6).asInt();
+    double eps = in(n, 7).asDouble();
+    auto [y, rows] = groupNorm(x, in(n, 1), in(n, 2), groups, eps);
+    Type elem = elemOf(x);
+    int64_t row = shapeOf(rows)[2];
+    setOut(n, 0, Imp::ofTensor(y));
     MValue sum = reduce(ReductionKind::Sum, rows, {2}, true);
     MValue mean = DivOp::create(b, loc, sum,
                                 splat(shapeOf(sum), elem, double(row)));

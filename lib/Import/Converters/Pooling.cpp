@@ -266,11 +266,16 @@ void OpConverter::registerPoolingConverters() {
         return reshape(transpose(reshape(v, {outs, planes}), {1, 0}), shape);
       };
       setOut(n, 0, Imp::ofTensor(restore(values)));
-      setOut(n, 1, Imp::ofTensor(restore(positions)));
+      // max_pool2d (what TorchScript records) returns the values only.
+      if (n->numOutputs() > 1)
+        setOut(n, 1, Imp::ofTensor(restore(positions)));
     };
   };
   C["aten::max_pool2d_with_indices"] = maxPool(2);
   C["aten::max_pool3d_with_indices"] = maxPool(3);
+  C["aten::max_pool1d"] = maxPool(1);
+  C["aten::max_pool2d"] = maxPool(2);
+  C["aten::max_pool3d"] = maxPool(3);
   // max_pool2d_with_indices_backward(grad_output, self, kernel, stride,
   // padding, dilation, ceil_mode, indices): grad_output scatter-added into
   // self's planes at the indices.

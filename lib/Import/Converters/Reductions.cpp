@@ -171,8 +171,14 @@ void OpConverter::registerReductionConverters() {
     else
       for (int64_t d : dims)
         count *= s[normDim(d, s.size())];
+    // var.correction's `correction`, or the older overloads' `unbiased`
+    // (what TorchScript records: unbiased=False is correction 0).
     Imp *c = namedInput(n, "correction");
-    double correction = c && c->isNumber() ? c->asDouble() : 1.0;
+    Imp *unbiased = namedInput(n, "unbiased");
+    double correction = c && c->isNumber() ? c->asDouble()
+                        : unbiased && unbiased->kind == Imp::Bool
+                            ? double(unbiased->b)
+                            : 1.0;
     Imp *k = namedInput(n, "keepdim");
     bool keep = k && k->kind == Imp::Bool && k->b;
     MValue sum = reduce(ReductionKind::Sum, x, dims, true);
