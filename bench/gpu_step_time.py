@@ -340,6 +340,7 @@ def cmd_prepare(a):
                        f"--emit-cpp={out / name}", f"--cache-dir={cache}"]
                 if layout:
                     cmd.append(f"--spmd={layout}")
+                cmd += a.train_args.split()
                 print("$ " + " ".join(cmd), flush=True)
                 t0 = time.perf_counter()
                 r = subprocess.run(cmd, capture_output=True, text=True, env=nvls_env())
@@ -366,6 +367,7 @@ def cmd_prepare(a):
         if tmp is not None:
             tmp.cleanup()
 
+    config["train_args"] = a.train_args
     config["flops"] = model_flops(config)
     config["prepared_with"] = {"torch": torch.__version__, "git": git_state(),
                                "glimmer_train": str(train)}
@@ -926,6 +928,9 @@ def main():
     p.add_argument("--dtypes", default="f32,bf16",
                    help="','-separated glimmer-train --dtype values to compile each layout for "
                    "(f32, bf16)")
+    p.add_argument("--train-args", default="",
+                   help="more glimmer-train flags for every program (e.g. '--ac=selective'), "
+                   "recorded in config.json")
     p.add_argument("--glimmer-train", default=str(ROOT / "build" / "bin" / "glimmer-train"))
     p.add_argument("--max-artifact-mb", type=float, default=20,
                    help="keep the .pt, weights and batch in --out only below this size")

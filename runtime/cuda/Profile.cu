@@ -2,15 +2,19 @@
 //
 // With GLIMMER_PROFILE set in the environment, every kernel entry point's
 // Ctx records a CUDA event pair around the op on its stream (ops that an
-// op calls internally are part of the outer one). profileCollect waits for
-// the events and adds their elapsed times to per-op totals; profileReport
-// prints them. Without the variable nothing is recorded.
+// op calls internally are part of the outer one), and the host time the
+// call takes. profileCollect waits for the events and adds their elapsed
+// times to per-op totals; profileReport prints them. Without the variable
+// nothing is recorded. The host column tells an op that is slow to queue
+// (or blocks on the device: a synchronizing copy, a cudaMalloc that waits)
+// from one that is slow to run.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Common.cuh"
 
 #include <algorithm>
+#include <chrono>
 #include <iomanip>
 #include <map>
 #include <mutex>
@@ -28,10 +32,12 @@ struct Record {
   std::string op;
   int device;
   cudaEvent_t start, end;
+  double hostMs;
 };
 
 struct Totals {
   double ms = 0;
+  double hostMs = 0;
   int64_t calls = 0;
 };
 
@@ -66,12 +72,15 @@ Profiler &profiler() {
 }
 
 thread_local int depth = 0;
+/// When the outermost op of this thread started, on the host.
+thread_local std::chrono::steady_clock::time_point hostStart;
 
 } // namespace
 
 cudaEvent_t profileBegin(int device, cudaStream_t stream) {
   if (!glimmer_rt::profilingEnabled() || depth++ > 0)
     return nullptr;
+  hostStart = std::chrono::steady_clock::now();
   cudaEvent_t start = profiler().take(device);
   GLIMMER_CUDA_CHECK(cudaEventRecord(start, stream));
   return start;
@@ -91,8 +100,11 @@ void profileEnd(const char *op, int device, cudaStream_t stream,
     cudaGetLastError();
     return;
   }
+  double hostMs = std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - hostStart)
+                      .count();
   std::lock_guard<std::mutex> lock(p.mutex);
-  p.pending.push_back({op, device, start, end});
+  p.pending.push_back({op, device, start, end, hostMs});
 }
 
 void profileCollect(bool count) {
@@ -109,6 +121,7 @@ void profileCollect(bool count) {
     GLIMMER_CUDA_CHECK(cudaEventElapsedTime(&ms, r.start, r.end));
     Totals &t = step[r.op];
     t.ms += ms;
+    t.hostMs += r.hostMs;
     ++t.calls;
   }
   std::lock_guard<std::mutex> lock(p.mutex);
@@ -121,6 +134,7 @@ void profileCollect(bool count) {
   ++p.steps;
   for (auto &[op, t] : step) {
     p.totals[op].ms += t.ms;
+    p.totals[op].hostMs += t.hostMs;
     p.totals[op].calls += t.calls;
   }
 }
@@ -137,19 +151,25 @@ void profileReport(std::ostream &os) {
   std::sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {
     return a.second.ms > b.second.ms;
   });
-  double total = 0;
-  for (auto &row : rows)
+  double total = 0, hostTotal = 0;
+  for (auto &row : rows) {
     total += row.second.ms;
+    hostTotal += row.second.hostMs;
+  }
   double steps = double(p.steps);
   os << "device time per step by op (GLIMMER_PROFILE; mean of " << p.steps
-     << " step(s), all ranks' GPUs added; ops an op calls are inside it)\n"
-     << "| op | calls/step | ms/step | share |\n|---|---|---|---|\n";
+     << " step(s), all ranks' GPUs added; ops an op calls are inside it;"
+     << " host ms: the time the host spent in the op's call)\n"
+     << "| op | calls/step | ms/step | share | host ms/step |\n"
+     << "|---|---|---|---|---|\n";
   os << std::fixed;
   for (auto &[op, t] : rows)
     os << "| " << op << " | " << std::setprecision(0) << t.calls / steps
        << " | " << std::setprecision(3) << t.ms / steps << " | "
-       << std::setprecision(1) << 100 * t.ms / total << "% |\n";
-  os << "| all | | " << std::setprecision(3) << total / steps << " | |\n";
+       << std::setprecision(1) << 100 * t.ms / total << "% | "
+       << std::setprecision(3) << t.hostMs / steps << " |\n";
+  os << "| all | | " << std::setprecision(3) << total / steps << " | | "
+     << hostTotal / steps << " |\n";
   os.unsetf(std::ios::fixed);
 }
 
