@@ -5,7 +5,8 @@
 // VJP scatters the values' cotangent back through the positions, which is
 // PyTorch's gradient of both. searchsorted counts, for each value, the
 // sorted entries before it: a comparison of every value with every entry
-// and a sum, no sort needed (isin's decomposition calls it).
+// and a sum, no sort needed (isin's decomposition calls it); isin, as
+// TorchScript records it, compares every element with every test element.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,6 +58,18 @@ void OpConverter::registerSortingConverters() {
     setOut(n, 0, Imp::ofTensor(takeAlong(x, dim, order, "sort")));
     setOut(n, 1, Imp::ofTensor(order));
   };
+  // msort(self), as TorchScript records it: the values of a sort along
+  // dimension 0.
+  C["aten::msort"] = [this, takeAlong](OpCall *n) {
+    MValue x = tensorIn(n, 0);
+    if (shapeOf(x).empty()) {
+      setTensor(n, x);
+      return;
+    }
+    MValue order = createChecked<ArgsortOp>(x, b.getI64IntegerAttr(0),
+                                            mlir::UnitAttr());
+    setTensor(n, takeAlong(x, 0, order, "msort"));
+  };
   // topk(self, k, dim=-1, largest=True, sorted=True): the first k
   // positions of a descending (largest) or ascending sort. Sorted or not,
   // the result is in sorted order, one of the orders PyTorch allows.
@@ -85,6 +98,36 @@ void OpConverter::registerSortingConverters() {
     MValue first = slice(order, dim, 0, k, 1);
     setOut(n, 0, Imp::ofTensor(takeAlong(x, dim, first, "topk")));
     setOut(n, 1, Imp::ofTensor(first));
+  };
+  // isin(elements, test_elements, *, assume_unique, invert), as TorchScript
+  // records it (its Core ATen decomposition sorts and calls searchsorted):
+  // every element compared with every test element, any equal.
+  C["aten::isin"] = [this](OpCall *n) {
+    Imp elements = in(n, 0), tests = in(n, 1);
+    Type elem = promote(elements, tests);
+    auto flat = [&](const Imp &v) {
+      return v.kind == Imp::Tensor
+                 ? convert(reshape(v.tensor, {numElements(shapeOf(v.tensor))}),
+                           elem)
+                 : splat({1}, elem, v.asDouble());
+    };
+    MValue e = flat(elements), t = flat(tests);
+    int64_t ne = shapeOf(e)[0], nt = shapeOf(t)[0];
+    MValue equal = compare(
+        CompareDirection::EQ,
+        Imp::ofTensor(broadcastTo(reshape(e, {ne, 1}), {ne, nt})),
+        Imp::ofTensor(broadcastTo(reshape(t, {1, nt}), {ne, nt})));
+    MValue found = convert(
+        reduce(ReductionKind::Max, convert(equal, i64()), {1}, false), i1());
+    Imp *invert = namedInput(n, "invert");
+    if (invert && invert->kind == Imp::Bool && invert->b)
+      found = compare(CompareDirection::EQ, Imp::ofTensor(found),
+                      Imp::ofBool(false));
+    std::vector<int64_t> shape;
+    if (elements.kind == Imp::Tensor)
+      shape.assign(shapeOf(elements.tensor).begin(),
+                   shapeOf(elements.tensor).end());
+    setTensor(n, reshape(found, shape));
   };
   // searchsorted(sorted_sequence, self, *, out_int32, right, side, sorter):
   // the number of entries of each sorted row that lie below each value

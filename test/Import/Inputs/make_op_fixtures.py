@@ -585,6 +585,10 @@ fn("sort", ["aten::sort"],
    lambda x, i: (torch.sort(x, dim=0, descending=True),
                  torch.sort(i, stable=True)),
    x=f32(3, 4), i=i64(6))
+fn("msort_isin", ["aten::msort", "aten::isin"],
+   lambda x, e, t: (torch.msort(x), torch.isin(e, t),
+                    torch.isin(e, t, invert=True)),
+   x=f32(3, 4), e=i64(2, 3), t=i64(4))
 fn("topk", ["aten::topk"],
    lambda x: (torch.topk(x, 2, dim=0), torch.topk(x, 3, largest=False)),
    x=f32(3, 4))
