@@ -327,6 +327,8 @@ void bindElementwiseKernels(py::module &m) {
   m.def("reduce", &glimmer_rt::reduce, nogil, py::arg("kind"), py::arg("x"),
         py::arg("dims"), py::arg("keep_dims") = false);
   m.def("cumsum", &glimmer_rt::cumsum, nogil, py::arg("x"), py::arg("dim"));
+  m.def("argsort", &glimmer_rt::argsort, nogil, py::arg("x"), py::arg("dim"),
+        py::arg("descending") = false);
   // The result's type defaults to the first input's.
   m.def(
       "sum_squares",

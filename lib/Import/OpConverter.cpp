@@ -39,6 +39,9 @@ void OpConverter::registerConverters() {
   registerInterpolationConverters();
   registerPoolingConverters();
   registerDistanceConverters();
+  registerSortingConverters();
+  registerEmbeddingBagConverters();
+  registerGridSampleConverters();
   registerOutOfScopeConverters();
 }
 

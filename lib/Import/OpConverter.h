@@ -176,6 +176,9 @@ protected:
   void registerInterpolationConverters();
   void registerPoolingConverters();
   void registerDistanceConverters();
+  void registerSortingConverters();
+  void registerEmbeddingBagConverters();
+  void registerGridSampleConverters();
   void registerOutOfScopeConverters();
   Imp &in(OpCall *n, size_t i) { return n->input(i); }
   Imp *namedInput(OpCall *n, const char *name);

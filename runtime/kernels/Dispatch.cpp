@@ -321,6 +321,12 @@ Tensor cumsum(const Tensor &x, int64_t dim) {
   return cpu::cumsum(x, dim);
 }
 
+Tensor argsort(const Tensor &x, int64_t dim, bool descending) {
+  if (onCuda(x))
+    GLIMMER_CUDA_CALL(argsort, x, dim, descending);
+  return cpu::argsort(x, dim, descending);
+}
+
 Tensor softmax(const Tensor &x, int64_t dim) {
   if (onCuda(x))
     GLIMMER_CUDA_CALL(softmax, x, dim);

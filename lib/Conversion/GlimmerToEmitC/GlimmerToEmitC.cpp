@@ -74,13 +74,13 @@ LogicalResult FunctionLowering::run() {
 
   // Each value is released after its last use, so that the program's peak
   // memory is that of its live values, not of every value it computes. Ops
-  // lowered to no call (sharding_constraint, pvary) alias their input's
-  // variable: a variable is released after the last use of any value it
-  // holds. Arguments and returned values are held by the frame.
+  // lowered to no call (sharding_constraint, pvary, stop_gradient) alias
+  // their input's variable: a variable is released after the last use of
+  // any value it holds. Arguments and returned values are held by the frame.
   Block &body = func.getBody().front();
   auto variableOf = [](Value v) {
     while (Operation *def = v.getDefiningOp()) {
-      if (!isa<ShardingConstraintOp, PvaryOp>(def))
+      if (!isa<ShardingConstraintOp, PvaryOp, StopGradientOp>(def))
         break;
       v = def->getOperand(0);
     }
@@ -209,6 +209,11 @@ LogicalResult FunctionLowering::lower(Operation *op) {
       .Case([&](PvaryOp p) {
         // Identity forward; it exists for its VJP.
         mapping[p.getResult()] = map(p.getInput());
+        return success();
+      })
+      .Case([&](StopGradientOp s) {
+        // Identity forward; it exists for its (empty) VJP.
+        mapping[s.getResult()] = map(s.getInput());
         return success();
       })
       .Default(

@@ -19,6 +19,11 @@ std::optional<LogicalResult> OpLowering::lowerReductions() {
       .Case([&](CumsumOp c) {
         return one(call(Kernel::cumsum, c.getInput()).integer(c.getDim()));
       })
+      .Case([&](ArgsortOp a) {
+        return one(call(Kernel::argsort, a.getInput())
+                       .integer(a.getDim())
+                       .boolean(a.getDescending()));
+      })
       .Case([&](SoftmaxOp s) {
         return one(call(Kernel::softmax, s.getInput()).integer(s.getDim()));
       })

@@ -1,7 +1,7 @@
 //===- Creation.cpp - Tensor creation converters --------------------------===//
 //
-// Ops that create tensors from sizes and values: zeros, ones, full, their
-// _like and new_ forms, and arange.
+// Ops that create tensors from sizes and values: zeros, ones, full, empty
+// (and empty_permuted), their _like and new_ forms, and arange.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +24,10 @@ void OpConverter::registerCreationConverters() {
   };
   // empty: any values will do; zeros keep the program deterministic.
   C["aten::empty"] = C["aten::zeros"];
+  // empty_permuted(size, physical_layout, *, dtype): empty with its memory
+  // in another dimension order; the logical shape is `size`, and the
+  // layout, which only strides would show, does not matter to a program.
+  C["aten::empty_permuted"] = C["aten::zeros"];
   C["aten::ones"] = [this, fillLike](OpCall *n) {
     fillLike(n, intList(in(n, 0)), f32(), 1);
   };

@@ -3,7 +3,7 @@
 // _cdist_forward(x1, x2, p, compute_mode): the p-norm of every row
 // difference, [.., R1, R2] (p = 0 counts the nonzero differences, p = inf
 // takes the largest); _pdist_forward(x, p): of the row pairs i < j,
-// row-major.
+// row-major (empty for fewer than two rows).
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,12 +69,17 @@ void OpConverter::registerDistanceConverters() {
         first.push_back(i);
         second.push_back(j);
       }
-    if (first.empty())
-      fail("pdist of fewer than two rows");
+    if (first.empty()) {
+      // No pairs: an empty result, as in PyTorch.
+      setTensor(n, splat({0}, elemOf(x), 0.0));
+      return;
+    }
     auto rowsAt = [&](const std::vector<int64_t> &at) {
       return selectAlong(x, 0, constantFromTensor(at::tensor(at, at::kLong)));
     };
     MValue d = SubOp::create(b, loc, rowsAt(first), rowsAt(second));
     setTensor(n, pnorm(d, in(n, 1).asDouble()));
   };
+  // pdist(x, p), as TorchScript records it: the same.
+  C["aten::pdist"] = C["aten::_pdist_forward"];
 }

@@ -255,44 +255,78 @@ MValue OpConverter::checkedMaskPositions(MValue mask, int64_t rows,
   return slice(checked, 0, 0, selected, 1);
 }
 
-// masked_scatter(self, mask, source): the i-th true row of the mask takes
-// source row i. Emitted as the same core pattern as a cumsum-index gather
-// (indices from a prefix sum of the mask, a row gather, a select), which
-// glimmer-recognize-vision-merge turns into vision ops.
+// masked_scatter(self, mask, source): the i-th true element of the mask
+// (broadcast to self's shape, in row-major order) takes the i-th element of
+// the flattened source. A mask that selects whole rows (a [..., 1] mask
+// broadcast over the last dimension) reads source rows instead: the same
+// core pattern as a cumsum-index gather (indices from a prefix sum of the
+// mask, a row gather, a select), which glimmer-recognize-vision-merge
+// turns into vision ops. Any other mask is the same pattern over single
+// elements.
 void OpConverter::convertMaskedScatter(OpCall *n) {
   MValue self = tensorIn(n, 0), mask = tensorIn(n, 1), source = tensorIn(n, 2);
   auto s = shapeOf(self);
-  if (s.size() < 2)
-    fail("masked_scatter needs a [..., D] destination");
-  int64_t d = s.back();
-  // The mask must select whole rows: find the [..., 1] (or [...]) mask it
-  // was broadcast from.
-  MValue rowMask = mask;
-  while (auto bc = rowMask.getDefiningOp<BroadcastInDimOp>())
-    rowMask = bc.getInput();
-  auto rs = shapeOf(rowMask);
-  std::vector<int64_t> rowShape(s.begin(), s.end() - 1);
-  bool rowsOnly = (rs.size() == s.size() && rs.back() == 1 &&
-                   rs.drop_back() == llvm::ArrayRef<int64_t>(rowShape)) ||
-                  rs == llvm::ArrayRef<int64_t>(rowShape);
-  if (!rowsOnly)
-    fail("masked_scatter is supported when the mask selects whole rows "
-         "(a [..., 1] mask broadcast over the last dimension)");
-  rowMask = reshape(rowMask, rowShape);
-  int64_t rows = numElements(rowShape);
-  int64_t sourceRows = numElements(shapeOf(source)) / d;
-  MValue bank = reshape(source, {sourceRows, d});
-  MValue flat = reshape(convert(rowMask, i64()), {rows});
+  std::vector<int64_t> shape(s.begin(), s.end());
+  // A row mask: [..., 1] (broadcast over the last dimension, by
+  // masked_scatter or by the trace), or [...] broadcast over it by the
+  // trace (a broadcast_in_dim onto the leading dimensions; a [...] operand
+  // itself would broadcast along the trailing dimensions instead).
+  std::vector<int64_t> rowShape(s.begin(), s.end() - (s.empty() ? 0 : 1));
+  auto isRowMask = [&](MValue v, bool leadingBroadcast) {
+    auto vs = shapeOf(v);
+    if (vs.size() == s.size() && !vs.empty() && vs.back() == 1 &&
+        vs.drop_back() == llvm::ArrayRef<int64_t>(rowShape))
+      return true;
+    return leadingBroadcast && vs == llvm::ArrayRef<int64_t>(rowShape);
+  };
+  MValue rowMask;
+  if (s.size() >= 2 && isRowMask(mask, false))
+    rowMask = mask;
+  for (MValue v = mask; s.size() >= 2 && !rowMask;) {
+    auto bc = v.getDefiningOp<BroadcastInDimOp>();
+    if (!bc)
+      break;
+    bool leading = true;
+    for (auto [i, d] : llvm::enumerate(bc.getDims()))
+      leading &= d == int64_t(i);
+    if (isRowMask(bc.getInput(), leading))
+      rowMask = bc.getInput();
+    v = bc.getInput();
+  }
+  bool rowsOnly = bool(rowMask);
+  // Whole rows: unit j of `units` rows of `width` elements each.
+  int64_t width = rowsOnly ? s.back() : 1;
+  int64_t units = numElements(s) / std::max<int64_t>(width, 1);
+  MValue unitMask = rowsOnly ? reshape(rowMask, rowShape)
+                             : broadcastTo(mask, shape);
+  if (numElements(shapeOf(source)) % width != 0)
+    fail("masked_scatter: the source's " +
+         std::to_string(numElements(shapeOf(source))) +
+         " elements are not whole rows of " + std::to_string(width));
+  int64_t sourceUnits = numElements(shapeOf(source)) / width;
+  MValue bank = reshape(source, {sourceUnits, width});
+  MValue flat = reshape(convert(unitMask, i64()), {units});
   MValue csum = CumsumOp::create(b, loc, flat, b.getI64IntegerAttr(0));
+  std::vector<int64_t> unitShape = rowsOnly ? rowShape : shape;
   MValue idx =
-      reshape(binary<SubOp>(Imp::ofTensor(csum), Imp::ofInt(1)), rowShape);
+      reshape(binary<SubOp>(Imp::ofTensor(csum), Imp::ofInt(1)), unitShape);
+  // Positions before the first true entry read unit 0 and are not
+  // selected; a mask with more true entries than the source has units
+  // fails in the gather, as PyTorch fails.
   MValue clamped = binary<MaxOp>(Imp::ofTensor(idx), Imp::ofInt(0));
   MValue gathered = EmbeddingOp::create(b, loc, bank, clamped);
-  std::vector<int64_t> maskShape = rowShape;
+  std::vector<int64_t> maskShape = unitShape;
   maskShape.push_back(1);
-  MValue m = broadcastTo(reshape(rowMask, maskShape), s);
-  setTensor(n,
-            SelectOp::create(b, loc, m, convert(gathered, elemOf(self)), self));
+  MValue m = reshape(broadcastTo(reshape(unitMask, maskShape),
+                                 [&] {
+                                   std::vector<int64_t> full = unitShape;
+                                   full.push_back(width);
+                                   return full;
+                                 }()),
+                     shape);
+  setTensor(n, SelectOp::create(b, loc, m,
+                                reshape(convert(gathered, elemOf(self)), shape),
+                                self));
 }
 
 void OpConverter::registerIndexingConverters() {

@@ -77,7 +77,8 @@ void OpConverter::registerModelOpConverters() {
   };
   // native_layer_norm(input, normalized_shape, weight, bias, eps) ->
   // (out, mean, rstd): the Core ATen form; mean and rstd (over the
-  // normalized dimensions, kept) for the graphs that read them.
+  // normalized dimensions, kept) for the graphs that read them, without a
+  // gradient of their own (as in PyTorch).
   C["aten::native_layer_norm"] = [this](OpCall *n) {
     converters["aten::layer_norm"](n);
     MValue x = tensorIn(n, 0);
@@ -102,8 +103,13 @@ void OpConverter::registerModelOpConverters() {
         b, loc,
         AddOp::create(b, loc, var,
                       splat(shapeOf(var), elemOf(var), in(n, 4).asDouble())));
-    setOut(n, 1, Imp::ofTensor(reshape(mean, kept)));
-    setOut(n, 2, Imp::ofTensor(reshape(rstd, kept)));
+    // PyTorch's autograd formula for native_layer_norm reads only the
+    // output's cotangent: a loss on mean or rstd does not reach the input.
+    auto noGradient = [&](MValue v) {
+      return Imp::ofTensor(StopGradientOp::create(b, loc, reshape(v, kept)));
+    };
+    setOut(n, 1, noGradient(mean));
+    setOut(n, 2, noGradient(rstd));
   };
   // Group norm of x [N, C, *] in `groups` groups: each group's
   // [C/G * HxW] values normalized as one layer_norm row (no affine), then

@@ -487,6 +487,25 @@ def test_sum_squares_errors():
 
 
 @pytest.mark.parametrize("dtype", FLOATS + [np.int64, np.int32])
+def test_argsort(dtype):
+    # Few distinct values, so that ties test the stable order (descending
+    # too); NaN sorts above every number, as in PyTorch.
+    x = rng(12).integers(-3, 4, (3, 17, 5)).astype(dtype)
+    if dtype in FLOATS:
+        x[0, 3, 1] = x[2, 0, 4] = np.nan
+    for dim in range(3):
+        for descending in (False, True):
+            expected = torch.sort(tt(x), dim=dim, descending=descending,
+                                  stable=True).indices
+            equal(rt.argsort(x, dim, descending), npy(expected))
+
+
+def test_argsort_errors():
+    with pytest.raises(ValueError, match="argsort"):
+        rt.argsort(np.zeros((2, 3)), 2)
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [np.int64, np.int32])
 def test_cumsum(dtype):
     x = (rng(11).standard_normal((3, 4, 5)) * 10).astype(dtype)
     for dim in range(3):

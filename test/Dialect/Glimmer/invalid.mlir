@@ -253,6 +253,42 @@ func.func @cumsum_negative_dim(%arg0: tensor<2x8xi64>) -> tensor<2x8xi64> {
 
 // -----
 
+// argsort's dimension must lie in the input's rank.
+func.func @argsort_dim(%arg0: tensor<2x8xf32>) -> tensor<2x8xi64> {
+  // expected-error @+1 {{'glimmer.argsort' op dim 2 is out of range for rank 2}}
+  %0 = glimmer.argsort %arg0 dim = 2 : tensor<2x8xf32> -> tensor<2x8xi64>
+  return %0 : tensor<2x8xi64>
+}
+
+// -----
+
+// A zero-dim tensor has no dimension to sort.
+func.func @argsort_scalar(%arg0: tensor<f32>) -> tensor<i64> {
+  // expected-error @+1 {{'glimmer.argsort' op dim 0 is out of range for rank 0}}
+  %0 = glimmer.argsort %arg0 dim = 0 : tensor<f32> -> tensor<i64>
+  return %0 : tensor<i64>
+}
+
+// -----
+
+// argsort's positions are i64 of the input's shape.
+func.func @argsort_result(%arg0: tensor<2x8xf32>) -> tensor<2x8xi32> {
+  // expected-error @+1 {{'glimmer.argsort' op expects result of type 'tensor<2x8xi64>', got 'tensor<2x8xi32>'}}
+  %0 = glimmer.argsort %arg0 dim = 1 : tensor<2x8xf32> -> tensor<2x8xi32>
+  return %0 : tensor<2x8xi32>
+}
+
+// -----
+
+// stop_gradient returns its operand's type.
+func.func @stop_gradient_type(%arg0: tensor<4xf32>) -> tensor<4xf64> {
+  // expected-error @+1 {{'glimmer.stop_gradient' op requires the same type for all operands and results}}
+  %0 = "glimmer.stop_gradient"(%arg0) : (tensor<4xf32>) -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}
+
+// -----
+
 // iota has no dimension to count along on a scalar.
 func.func @iota_scalar() -> tensor<i64> {
   // expected-error @+1 {{'glimmer.iota' op dim 0 is out of range for rank 0}}

@@ -305,6 +305,31 @@ func.func @cumsum(%arg0: tensor<2x8xi64>, %arg1: tensor<2x8xf32>) -> (tensor<2x8
 
 // -----
 
+// argsort ascending along the last dimension (i64 positions of the input's
+// shape) and descending along the first, of integers.
+// CHECK-LABEL: func.func @argsort
+// CHECK: glimmer.argsort %{{.*}} dim = 1 : tensor<2x8xf32> -> tensor<2x8xi64>
+// CHECK: glimmer.argsort %{{.*}} dim = 0 descending : tensor<2x8xi32> -> tensor<2x8xi64>
+func.func @argsort(%arg0: tensor<2x8xf32>, %arg1: tensor<2x8xi32>) -> (tensor<2x8xi64>, tensor<2x8xi64>) {
+  %0 = glimmer.argsort %arg0 dim = 1 : tensor<2x8xf32> -> tensor<2x8xi64>
+  %1 = glimmer.argsort %arg1 dim = 0 descending : tensor<2x8xi32> -> tensor<2x8xi64>
+  return %0, %1 : tensor<2x8xi64>, tensor<2x8xi64>
+}
+
+// -----
+
+// stop_gradient of a float and of an integer tensor.
+// CHECK-LABEL: func.func @stop_gradient
+// CHECK: glimmer.stop_gradient %{{.*}} : tensor<4x1xf32>
+// CHECK: glimmer.stop_gradient %{{.*}} : tensor<3xi64>
+func.func @stop_gradient(%arg0: tensor<4x1xf32>, %arg1: tensor<3xi64>) -> (tensor<4x1xf32>, tensor<3xi64>) {
+  %0 = glimmer.stop_gradient %arg0 : tensor<4x1xf32>
+  %1 = glimmer.stop_gradient %arg1 : tensor<3xi64>
+  return %0, %1 : tensor<4x1xf32>, tensor<3xi64>
+}
+
+// -----
+
 // iota on integer and float tensors.
 // CHECK-LABEL: func.func @iota
 // CHECK: glimmer.iota dim = 1 : tensor<2x8xi64>

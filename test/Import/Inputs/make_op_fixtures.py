@@ -574,6 +574,60 @@ class ScriptScalars(torch.nn.Module):
 
 
 #===----------------------------------------------------------------------===#
+# Sorting, bags of embeddings, grid sampling
+#===----------------------------------------------------------------------===#
+
+def sorted_f32(*s):
+    return lambda: torch.sort(torch.randn(s)).values
+
+
+fn("sort", ["aten::sort"],
+   lambda x, i: (torch.sort(x, dim=0, descending=True),
+                 torch.sort(i, stable=True)),
+   x=f32(3, 4), i=i64(6))
+fn("msort_isin", ["aten::msort", "aten::isin"],
+   lambda x, e, t: (torch.msort(x), torch.isin(e, t),
+                    torch.isin(e, t, invert=True)),
+   x=f32(3, 4), e=i64(2, 3), t=i64(4))
+fn("topk", ["aten::topk"],
+   lambda x: (torch.topk(x, 2, dim=0), torch.topk(x, 3, largest=False)),
+   x=f32(3, 4))
+fn("topk_zero", ["aten::topk"], lambda x: torch.topk(x, 0), x=f32(3, 4))
+fn("searchsorted", ["aten::searchsorted"],
+   lambda s, v, r, w: (torch.searchsorted(s, v),
+                       torch.searchsorted(s, v, right=True, out_int32=True),
+                       torch.searchsorted(r, w)),
+   s=sorted_f32(5), v=f32(2, 3), r=sorted_f32(2, 4), w=f32(2, 3))
+fn("masked_scatter_elements", ["aten::masked_scatter"],
+   lambda x, m, c, src: (x.masked_scatter(m, src), x.masked_scatter(c, src)),
+   x=f32(3, 4), m=mask(3, 4), c=lambda: torch.tensor([True, False, True, True]),
+   src=f32(12))
+fn("pdist_one_row", ["aten::pdist"], lambda x: F.pdist(x),
+   x=f32(1, 3))
+fn("embedding_bag", ["aten::embedding_bag"],
+   lambda w, i, o, p: (
+       F.embedding_bag(i, w, o, mode="sum", per_sample_weights=p),
+       F.embedding_bag(i, w, o, mode="mean", padding_idx=0),
+       F.embedding_bag(i, w, o, mode="max", include_last_offset=True)),
+   w=f32(6, 3), i=i64(5, hi=6), o=lambda: torch.tensor([0, 2, 2]), p=f32(5))
+fn("embedding_bag_freq", ["aten::embedding_bag"],
+   lambda w, i, o: F.embedding_bag(i, w, o, scale_grad_by_freq=True),
+   w=f32(6, 3), i=i64(5, hi=6), o=lambda: torch.tensor([0, 2]))
+fn("grid_sample", ["aten::grid_sampler"],
+   lambda x, g: (
+       F.grid_sample(x, g, mode="bilinear", padding_mode="zeros",
+                     align_corners=False),
+       F.grid_sample(x, g, mode="nearest", padding_mode="border",
+                     align_corners=False),
+       F.grid_sample(x, g, mode="bilinear", padding_mode="reflection",
+                     align_corners=True)),
+   x=f32(1, 2, 3, 4), g=lambda: torch.rand(1, 2, 2, 2) * 2.4 - 1.2)
+fn("grid_sample_bicubic", ["aten::grid_sampler"],
+   lambda x, g: F.grid_sample(x, g, mode="bicubic", align_corners=False),
+   x=f32(1, 2, 3, 4), g=f32(1, 2, 2, 2))
+
+
+#===----------------------------------------------------------------------===#
 # Unsupported operators (error tests)
 #===----------------------------------------------------------------------===#
 

@@ -307,6 +307,24 @@ LogicalResult CumsumOp::verify() {
   return checkDim(*this, getDim(), tensorType(getInput()).getRank());
 }
 
+LogicalResult ArgsortOp::verify() {
+  FailureOr<RankedTensorType> expected = inferArgsortType(
+      opErrors(*this), tensorType(getInput()), getDim());
+  if (failed(expected))
+    return failure();
+  return checkType(*this, getIndices(), "result", *expected);
+}
+
+LogicalResult ArgsortOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  return pushType(inferArgsortType(inferErrors<ArgsortOp>(loc),
+                                   tensorType(adaptor.getInput()),
+                                   adaptor.getDim()),
+                  types);
+}
+
 LogicalResult IotaOp::verify() {
   return checkDim(*this, getDim(), tensorType(getOutput()).getRank());
 }

@@ -106,6 +106,15 @@ FailureOr<RankedTensorType> glimmer::inferReduceType(EmitErrorFn emitError,
   return input.clone(shape);
 }
 
+FailureOr<RankedTensorType> glimmer::inferArgsortType(EmitErrorFn emitError,
+                                                      RankedTensorType input,
+                                                      int64_t dim) {
+  if (failed(checkDim(emitError, dim, input.getRank())))
+    return failure();
+  return RankedTensorType::get(input.getShape(),
+                               IntegerType::get(input.getContext(), 64));
+}
+
 FailureOr<RankedTensorType>
 glimmer::inferTransposeType(EmitErrorFn emitError, RankedTensorType input,
                             ArrayRef<int64_t> perm) {

@@ -197,6 +197,9 @@ static ShardingRule alongAxisRule(Operation *op, int64_t dimension) {
 ShardingRule CumsumOp::getShardingRule() {
   return alongAxisRule(*this, getDim());
 }
+ShardingRule ArgsortOp::getShardingRule() {
+  return alongAxisRule(*this, getDim());
+}
 ShardingRule SoftmaxOp::getShardingRule() {
   return alongAxisRule(*this, getDim());
 }

@@ -521,6 +521,13 @@ ShardingConstraintOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   return success();
 }
 
+// The identity forward, and no cotangent for the operand: the op exists
+// to cut the gradient (native_layer_norm's mean and rstd, as PyTorch).
+LogicalResult StopGradientOp::buildVJP(OpBuilder &, ArrayRef<Value>,
+                                       MutableArrayRef<Value>) {
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Select, convert, reductions, scans
 //===----------------------------------------------------------------------===//

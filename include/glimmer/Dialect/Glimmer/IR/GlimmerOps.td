@@ -264,6 +264,49 @@ def Glimmer_CumsumOp : Glimmer_Op<"cumsum", [InferTypeOpInterface, DeclareOpInte
   let hasVerifier = 1;
 }
 
+def Glimmer_ArgsortOp : Glimmer_Op<"argsort", [InferTypeOpAdaptor, DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, Pure]> {
+  let summary = "Positions that sort a tensor along a dimension (stable)";
+  let description = [{
+    Each line of `input` along `dim` is sorted ascending (or `descending`),
+    and the result holds, at each sorted position, the index along `dim` of
+    the element that goes there (i64, `input`'s shape). The sort is stable:
+    equal elements keep their order, descending included (PyTorch's
+    `sort(stable=True)`); NaN sorts above every number, as in PyTorch.
+    The sorted values are a gather of `input` at these positions (the
+    importer's `aten::sort`, `aten::topk`), whose VJP scatters the
+    cotangent back through them; the positions themselves have no
+    gradient.
+
+    ```mlir
+    %i = glimmer.argsort %x dim = 1 descending : tensor<4x8xf32> -> tensor<4x8xi64>
+    ```
+  }];
+  let arguments = (ins Glimmer_NumericTensor:$input, I64Attr:$dim,
+                       UnitAttr:$descending);
+  let results = (outs Glimmer_IndexTensor:$indices);
+  let assemblyFormat = "$input `dim` `=` $dim (`descending` $descending^)? attr-dict `:` type($input) `->` type($indices)";
+  let hasVerifier = 1;
+}
+
+def Glimmer_StopGradientOp : Glimmer_Op<"stop_gradient", [InferTypeOpInterface, Glimmer_ShardingRuleOpInterface, SameOperandsAndResultType, DeclareOpInterfaceMethods<Glimmer_VJPOpInterface>, Pure]> {
+  let summary = "The identity with no gradient";
+  let description = [{
+    Returns its operand unchanged, and its VJP gives the operand no
+    cotangent (PyTorch's `detach` inside a differentiable op). The importer
+    puts it where PyTorch's autograd formula ignores an output's cotangent:
+    `native_layer_norm`'s mean and rstd, whose backward reads only the
+    normalized output's. It has no folder, so it stays until
+    glimmer-autodiff has read it; it lowers to nothing.
+
+    ```mlir
+    %m = glimmer.stop_gradient %mean : tensor<4x1xf32>
+    ```
+  }];
+  let arguments = (ins Glimmer_Tensor:$input);
+  let results = (outs Glimmer_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($output)";
+}
+
 def Glimmer_IotaOp : Glimmer_Op<"iota", [DeclareOpInterfaceMethods<Glimmer_ShardingRuleOpInterface, ["getShardingRule"]>, Pure]> {
   let summary = "0, 1, 2, ... along one dimension";
   let description = [{

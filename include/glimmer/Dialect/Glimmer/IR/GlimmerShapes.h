@@ -63,6 +63,11 @@ llvm::LogicalResult checkType(EmitErrorFn emitError, mlir::Type type,
 mlir::FailureOr<mlir::RankedTensorType>
 inferReduceType(EmitErrorFn emitError, mlir::RankedTensorType input,
                 llvm::ArrayRef<int64_t> dims, bool keepDims);
+/// argsort: the input's shape, i64; `dim` lies in the input's rank (a
+/// zero-dim input has none to sort).
+mlir::FailureOr<mlir::RankedTensorType>
+inferArgsortType(EmitErrorFn emitError, mlir::RankedTensorType input,
+                 int64_t dim);
 /// transpose: result dimension i is input dimension `permutation[i]`.
 mlir::FailureOr<mlir::RankedTensorType>
 inferTransposeType(EmitErrorFn emitError, mlir::RankedTensorType input,

@@ -151,14 +151,19 @@ func.func @rule_reduce(%x: tensor<8x32xf32>) -> (tensor<8xf32>, tensor<8x1xf32>)
 
 // -----
 
-// Scans and softmax need their axis whole.
+// Scans, softmax and sorts need their axis whole; stop_gradient is
+// elementwise.
 // CHECK-LABEL: func.func @rule_cumsum_softmax
 // CHECK: glimmer.cumsum {{.*}}glimmer.sharding_rule = "([i, j]) -> ([i, j]) {i=2, j=16} need_replication={j}"
 // CHECK: glimmer.softmax {{.*}}glimmer.sharding_rule = "([i, j]) -> ([i, j]) {i=2, j=16} need_replication={j}"
-func.func @rule_cumsum_softmax(%x: tensor<2x16xf32>) -> (tensor<2x16xf32>, tensor<2x16xf32>) {
+// CHECK: glimmer.argsort {{.*}}glimmer.sharding_rule = "([i, j]) -> ([i, j]) {i=2, j=16} need_replication={i}"
+// CHECK: glimmer.stop_gradient {{.*}}glimmer.sharding_rule = "([i, j]) -> ([i, j]) {i=2, j=16}"
+func.func @rule_cumsum_softmax(%x: tensor<2x16xf32>) -> (tensor<2x16xf32>, tensor<2x16xf32>, tensor<2x16xi64>, tensor<2x16xf32>) {
   %0 = glimmer.cumsum %x dim = 1 : tensor<2x16xf32>
   %1 = glimmer.softmax %x dim = 1 : tensor<2x16xf32>
-  return %0, %1 : tensor<2x16xf32>, tensor<2x16xf32>
+  %2 = glimmer.argsort %x dim = 0 : tensor<2x16xf32> -> tensor<2x16xi64>
+  %3 = glimmer.stop_gradient %x : tensor<2x16xf32>
+  return %0, %1, %2, %3 : tensor<2x16xf32>, tensor<2x16xf32>, tensor<2x16xi64>, tensor<2x16xf32>
 }
 
 // -----

@@ -283,3 +283,21 @@ module {
     return %s : tensor<f32>
   }
 }
+
+// -----
+
+// stop_gradient passes no cotangent: the loss x*w + stop_gradient(x*w) has
+// the gradient of x*w alone (one product with x, no accumulation), as
+// PyTorch's native_layer_norm gives its mean and rstd none.
+// SGD-LABEL: func.func @grad_step(
+// SGD: glimmer.stop_gradient
+// SGD: %[[DW:.*]] = glimmer.mul %{{.*}}, %arg0
+// SGD-NOT: glimmer.add
+// SGD: return %{{.*}}, %[[DW]]
+func.func @forward(%x: tensor<4xf32> {glimmer.input = "x"}, %w: tensor<4xf32> {glimmer.param = "w"}) -> tensor<f32> {
+  %0 = glimmer.mul %x, %w : tensor<4xf32>
+  %1 = glimmer.stop_gradient %0 : tensor<4xf32>
+  %2 = glimmer.add %0, %1 : tensor<4xf32>
+  %3 = glimmer.reduce sum %2 dims = [0] : tensor<4xf32> -> tensor<f32>
+  return %3 : tensor<f32>
+}
