@@ -422,14 +422,8 @@ PYBIND11_MODULE(_driver, m) {
          const std::string &spmd, const std::string &tpPlan,
          const std::string &ppSplit, bool weightsOptional,
          const std::string &ac, int64_t acBudget) {
-        glimmer::OptimizerOptions o;
-        o.optimizer = optimizer;
-        o.lr = lr;
-        o.weightDecay = weightDecay;
-        o.beta1 = beta1;
-        o.beta2 = beta2;
-        o.eps = eps;
-        o.maxNorm = maxNorm;
+        glimmer::OptimizerOptions o{optimizer, lr,          beta1,  beta2,
+                                    eps,       weightDecay, maxNorm};
         return compile(modelPath, examplePath, dtype, train, o, cacheDir,
                        verbose, spmd, tpPlan, ppSplit, weightsOptional, ac,
                        acBudget);

@@ -1,4 +1,4 @@
-//===- Layers.h - A model's repeated blocks, read off op locations -*- C++ -*-===//
+//===- Layers.h - A model's blocks, read off op locations -------*- C++ -*-===//
 //
 // The importer gives each op the module path it came from
 // (`layers.3.attention.wq`). A block of the model (a decoder layer, a vision

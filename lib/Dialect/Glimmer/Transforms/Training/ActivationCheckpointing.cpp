@@ -58,8 +58,7 @@ bool isRecomputable(Operation *op) {
 /// the most to compute again per byte (GEMMs, attention, convolutions) and
 /// of communication.
 bool isExpensive(Operation *op) {
-  return isa<LinearOp, MatmulOp, AttentionOp, Conv2dOp>(op) ||
-         isCollective(op);
+  return isa<LinearOp, MatmulOp, AttentionOp, Conv2dOp>(op) || isCollective(op);
 }
 
 int64_t bytesOf(Value v) {
@@ -257,9 +256,10 @@ struct ActivationCheckpointingPass
         used += n;
         continue;
       }
-      double perByte = isCollective(op)
-                           ? std::numeric_limits<double>::infinity()
-                           : estimatedCost(op) / double(std::max<int64_t>(n, 1));
+      double perByte =
+          isCollective(op)
+              ? std::numeric_limits<double>::infinity()
+              : estimatedCost(op) / double(std::max<int64_t>(n, 1));
       candidates.push_back({op, n, perByte});
     }
     llvm::stable_sort(candidates, [](const Candidate &a, const Candidate &b) {
