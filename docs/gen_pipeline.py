@@ -14,6 +14,9 @@ CONFIGS = [
     ("Mixed precision under FSDP x CP "
      "(`glimmer-train MODEL --dtype=bf16 --spmd=dp_shard=2,cp=2`)",
      "dtype=bf16 spmd=dp_shard=2,cp=2"),
+    ("Activation checkpointing under TP + SP "
+     "(`glimmer-train MODEL --ac=selective --spmd=tp=2,sp`)",
+     "ac=selective spmd=tp=2,sp"),
     ("Forward only (`glimmer-train MODEL --forward-only`)", "train=false"),
 ]
 

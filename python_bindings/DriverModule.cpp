@@ -135,7 +135,7 @@ compile(const std::string &modelPath, const std::string &examplePath,
         const glimmer::OptimizerOptions &optimizer,
         const std::string &cacheDir, bool verbose, const std::string &spmd,
         const std::string &tpPlan, const std::string &ppSplit,
-        bool weightsOptional) {
+        bool weightsOptional, const std::string &ac, int64_t acBudget) {
   auto program = std::make_shared<Program>();
   program->floatType = floatType;
   program->train = train;
@@ -163,6 +163,8 @@ compile(const std::string &modelPath, const std::string &examplePath,
     options.spmd = spmd;
     options.tpPlan = tpPlan;
     options.ppSplit = ppSplit;
+    options.activationCheckpointing = ac;
+    options.activationBudget = acBudget;
     // Bound from a checkpoint (bind_weights): the archive may hold none.
     if (weightsOptional)
       options.weights = glimmer::DriverOptions::Weights::WriteIfPresent;
@@ -418,17 +420,13 @@ PYBIND11_MODULE(_driver, m) {
          double lr, double weightDecay, double beta1, double beta2, double eps,
          double maxNorm, const std::string &cacheDir, bool verbose,
          const std::string &spmd, const std::string &tpPlan,
-         const std::string &ppSplit, bool weightsOptional) {
-        glimmer::OptimizerOptions o;
-        o.optimizer = optimizer;
-        o.lr = lr;
-        o.weightDecay = weightDecay;
-        o.beta1 = beta1;
-        o.beta2 = beta2;
-        o.eps = eps;
-        o.maxNorm = maxNorm;
+         const std::string &ppSplit, bool weightsOptional,
+         const std::string &ac, int64_t acBudget) {
+        glimmer::OptimizerOptions o{optimizer, lr,          beta1,  beta2,
+                                    eps,       weightDecay, maxNorm};
         return compile(modelPath, examplePath, dtype, train, o, cacheDir,
-                       verbose, spmd, tpPlan, ppSplit, weightsOptional);
+                       verbose, spmd, tpPlan, ppSplit, weightsOptional, ac,
+                       acBudget);
       },
       py::arg("model_path"), py::arg("example_path"), py::arg("dtype") = "f32",
       py::arg("train") = true, py::arg("optimizer") = "adamw",
@@ -437,7 +435,8 @@ PYBIND11_MODULE(_driver, m) {
       py::arg("max_norm") = 0.0, py::arg("cache_dir") = "",
       py::arg("verbose") = false, py::arg("spmd") = "",
       py::arg("tp_plan") = "", py::arg("pp_split") = "",
-      py::arg("weights_optional") = false,
+      py::arg("weights_optional") = false, py::arg("ac") = "none",
+      py::arg("ac_budget") = -1,
       "Imports, runs the pipeline (partitioned for `spmd` when given; the "
       "ranks then run as threads), emits C++, compiles and loads it "
       "(glimmer::compileModel). Raises glimmer.CompileError.");

@@ -68,6 +68,26 @@ void setPipelineOptions(const DriverOptions &options,
   pipeline.weightDecay = options.optimizer.weightDecay;
   pipeline.maxNorm = options.optimizer.maxNorm;
   pipeline.rematMinElements = options.rematMinElements;
+  pipeline.ac = options.activationCheckpointing;
+  pipeline.acBudget = options.activationBudget;
+}
+
+/// The activation checkpointing options, checked before anything is
+/// imported (the pass would report them only after the import and half of
+/// the pipeline).
+LogicalResult checkActivationCheckpointing(MLIRContext &context,
+                                           const DriverOptions &options) {
+  StringRef mode = options.activationCheckpointing;
+  if (mode != "none" && mode != "full" && mode != "selective")
+    return emitError(UnknownLoc::get(&context))
+           << "unknown activation checkpointing mode '" << mode
+           << "' (expected none, full or selective)";
+  if (options.activationBudget >= 0 && mode != "none")
+    return emitError(UnknownLoc::get(&context))
+           << "an activation checkpointing budget chooses what to keep "
+              "itself: it does not combine with the mode '"
+           << mode << "'";
+  return success();
 }
 
 } // namespace
@@ -109,6 +129,8 @@ FailureOr<CompiledModel> glimmer::compileModel(MLIRContext &context,
         << "' (expected f32, f64, bf16 or bf16-autocast)";
     return failure();
   }
+  if (failed(checkActivationCheckpointing(context, options)))
+    return failure();
   ImportOptions importOptions;
   importOptions.modelPath = options.modelPath;
   importOptions.exampleInputsPath = options.dataPath;

@@ -265,7 +265,8 @@ _DEFAULTS = dict(dtype="f32", optimizer="adamw", lr=1e-3, weight_decay=None,
 def compile(model, example_inputs=None, *, dtype="f32", optimizer="adamw",
             lr=1e-3, weight_decay=None, betas=(0.9, 0.999), eps=1e-8,
             max_norm=0.0, grad_accum=1, cache_dir=None, verbose=False,
-            tp_plan=None, pp_split=None, weights=None):
+            tp_plan=None, pp_split=None, weights=None, ac="none",
+            ac_budget=None):
     """Compiles a model for training under the active SpmdContext and
     returns a Program.
 
@@ -303,6 +304,15 @@ def compile(model, example_inputs=None, *, dtype="f32", optimizer="adamw",
         own weights by state_dict name, as glimmer-train --weights: one
         RuntimeError lists every missing, unexpected and mis-shaped key; a
         bf16/f16 checkpoint converts to an f32/f64 program.
+    ac: activation checkpointing of the training program, as glimmer-train
+        --ac: "none" keeps every activation the backward reads; "full":
+        each decoder and vision layer keeps its inputs and computes its
+        forward again right before its backward; "selective": it also
+        keeps the results of GEMMs, attention and collectives.
+    ac_budget: instead of ac, a number of bytes (glimmer-train
+        --ac-budget): of the activations the layers' backward reads, the
+        most expensive to compute again per byte are kept while they fit,
+        the rest computed again. None: no budget.
 
     The program is partitioned for the calling thread's SPMD layout
     (`with glimmer.SpmdContext(dp_shard=2, cp=2): ...`); its ranks run as
@@ -316,7 +326,7 @@ def compile(model, example_inputs=None, *, dtype="f32", optimizer="adamw",
                   weight_decay=weight_decay, betas=betas, eps=eps,
                   max_norm=max_norm, grad_accum=grad_accum)
     return Program(model, example_inputs, layout, config, cache_dir, verbose,
-                   tp_plan, pp_split, weights)
+                   tp_plan, pp_split, weights, ac, ac_budget)
 
 
 class Program:
@@ -331,8 +341,18 @@ class Program:
     """
 
     def __init__(self, model, example_inputs, layout, config, cache_dir,
-                 verbose, tp_plan=None, pp_split=None, weights=None):
+                 verbose, tp_plan=None, pp_split=None, weights=None,
+                 ac="none", ac_budget=None):
         self._lock = threading.RLock()
+        # The mode is checked by the compiler, with its message
+        # (CompileError); -1 is the compiler's "no budget".
+        if ac_budget is not None and (isinstance(ac_budget, bool) or
+                                      int(ac_budget) != ac_budget or
+                                      ac_budget < 0):
+            raise ValueError(f"ac_budget must be a number of bytes (0 or "
+                             f"more), got {ac_budget!r}")
+        self._ac = ac
+        self._ac_budget = -1 if ac_budget is None else int(ac_budget)
         self._weights = os.fspath(weights) if weights is not None else None
         self._tmp = tempfile.TemporaryDirectory(prefix="glimmer-")
         if isinstance(tp_plan, dict):
@@ -507,7 +527,8 @@ class Program:
                 eps=config["eps"], max_norm=config["max_norm"],
                 cache_dir=self._cache_dir, verbose=self._verbose,
                 spmd=self._layout_for(config, train), tp_plan=self._tp_plan,
-                pp_split=self._pp_split,
+                pp_split=self._pp_split, ac=self._ac,
+                ac_budget=self._ac_budget,
                 weights_optional=self._weights is not None)
             if program.diagnostics:
                 warnings.warn(program.diagnostics, stacklevel=4)

@@ -318,6 +318,32 @@ def test_tensor_parallel_plan_from_python():
     assert_trains_alike(base, sharded, steps=2, rtol=1e-12)
 
 
+def test_activation_checkpointing_from_python():
+    # ac="full" recomputes each layer's forward in its backward (copies of
+    # the layers' attention) and trains with the same numbers, as does a
+    # budget of 0 bytes;
+    # an unknown mode is a CompileError, a negative budget a ValueError.
+    base = glimmer.compile(MODEL, BATCH, dtype="f64")
+    full = glimmer.compile(MODEL, BATCH, dtype="f64", ac="full")
+    budget = glimmer.compile(MODEL, BATCH, dtype="f64", ac_budget=0)
+    assert full.mlir.count("glimmer.attention ") > \
+        base.mlir.count("glimmer.attention ")
+    assert_trains_alike(base, full, steps=2, rtol=1e-12, params_atol=0)
+    # (train() carries the state on: a fresh program for the second pair.)
+    assert_trains_alike(glimmer.compile(MODEL, BATCH, dtype="f64"), budget,
+                        steps=2, rtol=1e-12)
+    with pytest.raises(glimmer.CompileError,
+                       match="unknown activation checkpointing mode 'most' "
+                             r"\(expected none, full or selective\)"):
+        glimmer.compile(MODEL, BATCH, dtype="f64", ac="most")
+    with pytest.raises(glimmer.CompileError,
+                       match="does not combine with the mode 'full'"):
+        glimmer.compile(MODEL, BATCH, dtype="f64", ac="full", ac_budget=10)
+    with pytest.raises(ValueError, match="ac_budget must be a number of "
+                                         r"bytes \(0 or more\), got -1"):
+        glimmer.compile(MODEL, BATCH, dtype="f64", ac_budget=-1)
+
+
 def test_pipeline_from_python():
     # Two stages cut at layers.1 (given as a list), two micro-batches: the
     # unsharded program's numbers, and the stages' parameters gather back

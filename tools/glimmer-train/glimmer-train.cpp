@@ -6,6 +6,7 @@
 //        --weight-decay=... --betas=B1,B2 --eps=... --max-norm=...
 //        --grad-accum=N] [--save=CKPT] [--resume=CKPT]
 //       [--weights=FILE|HF_DIR] [--export-weights=DIR --max-shard-size=5GB]
+//       [--ac=none|full|selective | --ac-budget=BYTES]
 //       [--metrics=OUT.jsonl] [--forward-only] [--tf32]
 //       [--config=JOB.toml] [--progress=auto|always|never]
 //
@@ -25,6 +26,8 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -38,6 +41,8 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <limits>
+#include <optional>
 #include <sstream>
 
 namespace cl = llvm::cl;
@@ -89,6 +94,21 @@ static cl::opt<int64_t> rematMinElements(
              "of at least this many elements that are cheap to compute again "
              "(elementwise, index ops, RMS norm); negative: keep all"),
     cl::value_desc("n"), cl::cat(trainCategory));
+static cl::opt<std::string> activationCheckpointing(
+    "ac", cl::init("none"),
+    cl::desc("Activation checkpointing: full (each decoder and vision layer "
+             "keeps its inputs and computes its forward again right before "
+             "its backward) or selective (also keeps the results of GEMMs, "
+             "attention and collectives); none keeps every activation"),
+    cl::value_desc("none|full|selective"), cl::cat(trainCategory));
+static cl::opt<std::string> activationBudget(
+    "ac-budget", cl::init(""),
+    cl::desc("Activation checkpointing within a budget: of the activations "
+             "the layers' backward reads, keep the most expensive to compute "
+             "again per byte while they fit this many bytes (per training "
+             "function and rank; KB/MB/GB: powers of 1000, KiB/MiB/GiB: of "
+             "1024), computing the rest again"),
+    cl::value_desc("bytes"), cl::cat(trainCategory));
 static cl::opt<bool> forwardOnly(
     "forward-only", cl::init(false),
     cl::desc("Run the forward pass once and report the loss"),
@@ -191,6 +211,29 @@ static int fail(const std::string &message) {
   return 1;
 }
 
+/// Parses a byte count: digits, optionally followed by B, KB, MB, GB
+/// (powers of 1000) or KiB, MiB, GiB (powers of 1024). std::nullopt when
+/// malformed or too large.
+static std::optional<int64_t> parseBytes(llvm::StringRef text) {
+  llvm::StringRef digits = text.take_while(llvm::isDigit);
+  llvm::StringRef unit = text.drop_front(digits.size());
+  int64_t scale = llvm::StringSwitch<int64_t>(unit)
+                      .Case("", 1)
+                      .Case("B", 1)
+                      .Case("KB", 1000)
+                      .Case("MB", 1000'000)
+                      .Case("GB", 1000'000'000)
+                      .Case("KiB", 1 << 10)
+                      .Case("MiB", 1 << 20)
+                      .Case("GiB", int64_t(1) << 30)
+                      .Default(0);
+  uint64_t n;
+  if (digits.empty() || scale == 0 || digits.getAsInteger(10, n) ||
+      n > uint64_t(std::numeric_limits<int64_t>::max() / scale))
+    return std::nullopt;
+  return int64_t(n) * scale;
+}
+
 /// Writes a synthetic batch described by `spec` ("batch=2,seq=16,...") to
 /// a file and returns its path.
 static std::string makeSynthetic(const std::string &spec,
@@ -232,6 +275,22 @@ int main(int argc, char **argv) {
     return fail("--steps must not be negative");
   if (gradAccum < 1)
     return fail("--grad-accum must be at least 1");
+  if (activationCheckpointing != "none" && activationCheckpointing != "full" &&
+      activationCheckpointing != "selective")
+    return fail("--ac must be none, full or selective, got '" +
+                activationCheckpointing + "'");
+  std::optional<int64_t> budgetBytes;
+  if (activationBudget.getNumOccurrences()) {
+    budgetBytes = parseBytes(activationBudget);
+    if (!budgetBytes)
+      return fail("--ac-budget expects a number of bytes such as 500000000, "
+                  "500MB or 512MiB, got '" +
+                  activationBudget + "'");
+    if (activationCheckpointing != "none")
+      return fail("--ac-budget chooses what to keep itself: it does not "
+                  "combine with --ac=" +
+                  activationCheckpointing);
+  }
   // Checked before compiling: a bf16 program would fail in its first kernel.
   // With --steps=0 nothing runs (the program is compiled, and emitted with
   // --emit-cpp, to be carried to a GPU machine).
@@ -333,6 +392,8 @@ int main(int argc, char **argv) {
                         ? glimmer::DriverOptions::Weights::Write
                         : glimmer::DriverOptions::Weights::WriteIfPresent;
   options.rematMinElements = rematMinElements;
+  options.activationCheckpointing = activationCheckpointing;
+  options.activationBudget = budgetBytes.value_or(-1);
   options.optimizer.optimizer = optimizer;
   options.optimizer.lr = lr;
   options.optimizer.beta1 = beta1;

@@ -61,6 +61,17 @@ struct DriverOptions {
   /// to compute again are recomputed in the backward instead of kept
   /// (glimmer-rematerialize); negative: none are.
   int64_t rematMinElements = 65536;
+  /// Training: activation checkpointing (glimmer-activation-checkpointing):
+  /// "none"; "full": each block (decoder or vision layer) keeps its inputs
+  /// and computes its forward again right before its backward;
+  /// "selective": also keeps the results of GEMMs, attention and
+  /// collectives.
+  std::string activationCheckpointing = "none";
+  /// Training: >= 0 keeps, of each block's saved activations, the most
+  /// expensive to compute again per byte while they fit this many bytes (per
+  /// training function) and computes the rest again; with
+  /// activationCheckpointing "none" only. Negative: no budget.
+  int64_t activationBudget = -1;
   OptimizerOptions optimizer;
   /// Where generated sources, compiled programs and exported weights go.
   std::string cacheDir;

@@ -98,9 +98,22 @@ void glimmer::buildTrainPipeline(OpPassManager &pm,
   // Then attention that cuDNN runs reads its operands as the projections
   // wrote them (no transposes around it).
   pm.addPass(createGlimmerFoldAttentionTransposes());
+  // Activation checkpointing, on the final rank-local training functions:
+  // each block's forward is computed again right before its backward
+  // (what it keeps depends on the mode). No CSE may run after this or
+  // rematerialization: it would merge the copies back.
+  if (options.train && (options.ac != "none" || options.acBudget >= 0)) {
+    GlimmerActivationCheckpointingOptions checkpointing;
+    // A budget alone asks for budget mode; with another mode the pass
+    // reports the conflict.
+    checkpointing.mode = options.acBudget >= 0 && options.ac == "none"
+                             ? std::string("budget")
+                             : std::string(options.ac);
+    checkpointing.budget = options.acBudget;
+    pm.addPass(createGlimmerActivationCheckpointing(checkpointing));
+  }
   // A training step recomputes cheap forward values in its backward
-  // instead of keeping them (no CSE may run after this: it would merge the
-  // copies back).
+  // instead of keeping them.
   if (options.train && options.rematMinElements >= 0) {
     GlimmerRematerializeOptions remat;
     remat.minElements = options.rematMinElements;

@@ -790,6 +790,90 @@ def GlimmerRematerialize : Pass<"glimmer-rematerialize", "::mlir::ModuleOp"> {
   let dependentDialects = ["::glimmer::GlimmerDialect"];
 }
 
+def GlimmerActivationCheckpointing
+    : Pass<"glimmer-activation-checkpointing", "::mlir::ModuleOp"> {
+  let summary = "Recomputes each block's forward in its backward instead of "
+                "keeping its activations";
+  let description = [{
+    Activation checkpointing on the training step, after autodiff: in each
+    function that returns gradients (`@grad_step`, a pipeline stage's
+    `@stage_<s>_grad`, `@prologue_grad`), the values a block's forward
+    computes and its backward reads are computed again right before the
+    backward instead of being held between the passes. Runs on the final
+    rank-local functions, right before `glimmer-rematerialize` (no CSE may
+    follow: it would merge the copies back).
+
+    Blocks are read as `glimmer-outline-layers` reads them (the module path
+    of each op's location up to its first numbered component: `layers.3`,
+    `vision.layers.0`; constants count as no block's). A block's last
+    segment in the function (a run of its ops, taking in runs of at most
+    3 ops of no or another block) is its backward; its ops before that
+    segment are its forward. A result of a forward op is *saved* when an op
+    at or after the backward's first op reads it and no op of another block
+    reads it before (a value another block reads, such as the residual
+    stream a block passes on, is that block's input and stays).
+
+    `mode` says which saved values are computed again:
+    - `full`: all of them. What the block reads from before it (its inputs:
+      the residual stream, parameters, positions) is all it keeps, as
+      PyTorch's `checkpoint` of each block.
+    - `selective`: all but the results of GEMMs (`linear`, `matmul`,
+      `conv2d`), `attention` and collectives, which are kept (also where
+      only a recomputation reads them), as torchtitan's selective policy
+      keeps matmuls and attention.
+    - `budget`: the saved values of the function's blocks are kept, most
+      expensive to compute again (the cost `glimmer-split-stages` balances
+      stages by) per byte first, collectives before anything, while their
+      bytes (rank-local types) fit `budget`; the rest are computed again.
+      `budget=0` is `full`; a budget of every saved byte keeps all.
+    - `none`: nothing changes.
+
+    A value is computed again by copies of the forward ops it depends on,
+    back to values that are kept (inputs, kept results), placed right
+    before the block's backward; its reads from there on read the copy.
+    Only ops without regions that are free of memory effects, or are
+    collectives (every rank runs the same copies), are copied; another
+    op's results are kept. Programs have no random ops, so the copies
+    compute the same bits. Collectives copied on GPUs reduce in NCCL's
+    order, which may round differently.
+
+    Errors: an unknown `mode`, `budget` without `mode=budget` or `budget`
+    mode without a non-negative `budget`.
+
+    Before (a block's norm and GEMM, whose backward reads both):
+    ```mlir
+    %n = glimmer.rms_norm %x, %g eps = 1.0e-05 : ... loc("layers.0.norm")
+    %h = glimmer.linear %n, %w : ... loc("layers.0.w1")
+    %s = glimmer.silu %h : ... loc("layers.0.act")
+    ... // the rest of the forward, and the backward up to layer 0's:
+    %sig = glimmer.sigmoid %h : ... loc("layers.0.act")
+    ...
+    %dw = glimmer.matmul %dhT, %n : ... loc("layers.0.w1")
+    ```
+    After (`mode=full`):
+    ```mlir
+    %n = glimmer.rms_norm %x, %g eps = 1.0e-05 : ... loc("layers.0.norm")
+    %h = glimmer.linear %n, %w : ... loc("layers.0.w1")
+    %s = glimmer.silu %h : ... loc("layers.0.act")
+    ...
+    %n2 = glimmer.rms_norm %x, %g eps = 1.0e-05 : ... loc("layers.0.norm")
+    %h2 = glimmer.linear %n2, %w : ... loc("layers.0.w1")
+    %sig = glimmer.sigmoid %h2 : ... loc("layers.0.act")
+    ...
+    %dw = glimmer.matmul %dhT, %n2 : ... loc("layers.0.w1")
+    ```
+    With `mode=selective`, only the norm is computed again (`%n2`); the
+    backward reads the GEMM's `%h` as it is.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"full\"",
+           "none, full, selective or budget">,
+    Option<"budget", "budget", "int64_t", /*default=*/"-1",
+           "Bytes of saved activations each function may keep (mode=budget)">,
+  ];
+  let dependentDialects = ["::glimmer::GlimmerDialect"];
+}
+
 def GlimmerFuseResidualNorms
     : Pass<"glimmer-fuse-residual-norms", "::mlir::ModuleOp"> {
   let summary = "Fuses a residual add into the RMS norm that reads it";

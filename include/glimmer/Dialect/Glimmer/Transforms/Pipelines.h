@@ -79,6 +79,20 @@ struct TrainPipelineOptions
       *this, "max-norm",
       llvm::cl::desc("Clip the global gradient norm to this (0: no clipping)"),
       llvm::cl::init(0)};
+  Option<std::string> ac{
+      *this, "ac",
+      llvm::cl::desc("Activation checkpointing: none, full (each block keeps "
+                     "its inputs and computes its forward again in its "
+                     "backward) or selective (also keeps GEMM, attention and "
+                     "collective results)"),
+      llvm::cl::init("none")};
+  Option<int64_t> acBudget{
+      *this, "ac-budget",
+      llvm::cl::desc("Activation checkpointing within a budget: the saved "
+                     "activations each training function keeps, in bytes, "
+                     "the most expensive to compute again per byte first; "
+                     "negative: no budget"),
+      llvm::cl::init(-1)};
   Option<int64_t> rematMinElements{
       *this, "remat-min-elements",
       llvm::cl::desc("Recompute cheap forward values of at least this many "

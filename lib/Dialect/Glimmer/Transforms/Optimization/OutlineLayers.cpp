@@ -10,12 +10,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "glimmer/Dialect/Glimmer/Transforms/Layers.h"
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
-#include "llvm/ADT/StringExtras.h"
 
 namespace glimmer {
 #define GEN_PASS_DEF_GLIMMEROUTLINELAYERS
@@ -26,35 +26,6 @@ using namespace mlir;
 using namespace glimmer;
 
 namespace {
-
-/// The module path the importer gave an op, or "".
-StringRef modulePathOf(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().getValue();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location l : fused.getLocations())
-      if (StringRef path = modulePathOf(l); !path.empty())
-        return path;
-  return "";
-}
-
-/// The numbered module an op belongs to: its module path up to the first
-/// component that is a number (`layers.3` of `layers.3.attention.wq`), or
-/// "" when it has none.
-StringRef layerOf(Operation *op) {
-  StringRef path = modulePathOf(op->getLoc());
-  size_t end = 0;
-  while (end < path.size()) {
-    size_t next = path.find('.', end);
-    StringRef component = path.slice(end, next);
-    if (!component.empty() && llvm::all_of(component, llvm::isDigit))
-      return path.take_front(next == StringRef::npos ? path.size() : next);
-    if (next == StringRef::npos)
-      break;
-    end = next + 1;
-  }
-  return "";
-}
 
 /// A contiguous run of ops of one layer, and the values it reads from
 /// before it, in the order it first reads them.
@@ -117,37 +88,17 @@ bool sameLayer(const Segment &a, const Segment &b) {
   return true;
 }
 
-/// The segments of a function's body: maximal runs of one layer's ops,
-/// each taking in runs of at most `maxForeign` ops of no layer or of
-/// another layer between two of its own (values another layer computed
-/// once and placed among this one's ops).
+/// The segments of a function's body (layerSegments) of at least `minOps`
+/// ops, with their inputs.
 SmallVector<Segment> segmentsOf(Block &body, unsigned minOps,
                                 unsigned maxForeign) {
-  SmallVector<std::pair<StringRef, SmallVector<Operation *>>> runs;
-  for (Operation &op : body.without_terminator()) {
-    StringRef layer = layerOf(&op);
-    if (runs.empty() || runs.back().first != layer)
-      runs.push_back({layer, {}});
-    runs.back().second.push_back(&op);
-  }
   SmallVector<Segment> segments;
-  for (size_t i = 0; i < runs.size();) {
-    if (runs[i].first.empty()) {
-      ++i;
+  for (LayerSegment &run : layerSegments(body, maxForeign)) {
+    if (run.ops.size() < minOps)
       continue;
-    }
     Segment s;
-    s.ops = runs[i].second;
-    size_t j = i + 1;
-    while (j + 1 < runs.size() && runs[j].second.size() <= maxForeign &&
-           runs[j + 1].first == runs[i].first) {
-      s.ops.append(runs[j].second);
-      s.ops.append(runs[j + 1].second);
-      j += 2;
-    }
-    i = j;
-    if (s.ops.size() >= minOps)
-      segments.push_back(std::move(s));
+    s.ops = std::move(run.ops);
+    segments.push_back(std::move(s));
   }
   for (Segment &s : segments)
     s.finish();

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "glimmer/Dialect/Glimmer/Transforms/Layers.h"
 #include "glimmer/Dialect/Glimmer/Transforms/Passes.h"
 #include "glimmer_contract/Attributes.h"
 
@@ -49,35 +50,6 @@ std::optional<std::pair<std::string, int64_t>> layerOf(StringRef name) {
                             index);
   }
   return std::nullopt;
-}
-
-int64_t numel(Type t) {
-  auto tensor = dyn_cast<RankedTensorType>(t);
-  return tensor ? tensor.getNumElements() : 0;
-}
-
-/// A rough cost (multiply-adds dominate) for balancing the stages.
-double costOf(Operation *op) {
-  if (op->getNumResults() == 0)
-    return 0;
-  double out = double(numel(op->getResult(0).getType()));
-  auto lastDim = [](Value v) {
-    auto t = cast<RankedTensorType>(v.getType());
-    return t.getRank() ? double(t.getShape().back()) : 1.0;
-  };
-  if (isa<LinearOp, MatmulOp>(op))
-    return 2 * out * lastDim(op->getOperand(0));
-  if (auto a = dyn_cast<AttentionOp>(op)) {
-    auto k = cast<RankedTensorType>(a.getKey().getType());
-    return 4 * out *
-           double(k.getDimSize(a.isSequenceMajor(AttentionOp::kKey) ? 1 : 2));
-  }
-  if (auto c = dyn_cast<Conv2dOp>(op)) {
-    auto w = cast<RankedTensorType>(c.getWeight().getType());
-    return 2 * out *
-           double(w.getDimSize(1) * w.getDimSize(2) * w.getDimSize(3));
-  }
-  return out;
 }
 
 /// Contiguous layer ranges for `stages` stages minimizing the most
@@ -308,7 +280,7 @@ LogicalResult StageSplitter::assignLayers() {
   double pre = 0;
   for (Operation &op : body.without_terminator()) {
     int64_t d = op.getNumResults() ? depthOf(op.getResult(0)) : -1;
-    (d >= 0 ? layerCost[d] : pre) += costOf(&op);
+    (d >= 0 ? layerCost[d] : pre) += estimatedCost(&op);
   }
   starts = balance(layerCost, pre, numStages);
   return success();
