@@ -22,6 +22,12 @@ process (--jobs at a time); a chunk that fails to compile or run (or
 crashes) is split until the failing case is alone, which then reports its
 error.
 
+Core ATen ops no OpInfo sample reaches have direct cases
+(scripts/opinfo_direct.py, named direct.<op>.<overload>): the op called
+directly, exported with a decomposition table that leaves it in, compiled
+in chunks of their own and checked the same way. A full run includes
+them; --only=direct selects them all (the export front end only).
+
 A Core ATen op (an ATen overload tagged torch.Tag.core) passes forward when
 a case whose program calls it passes forward; it is differentiable when a
 node calling it has a floating-point result and a floating-point operand
@@ -72,6 +78,13 @@ OUT_OF_SCOPE = {
     "aten.sym_storage_offset.default": "symbolic size",
     "aten.as_strided.default": "memory layout",
     "aten.empty_strided.default": "memory layout",
+    # Overloads no functional program calls: torch.export functionalizes
+    # them into others.
+    "aten.atan2.out": "out= overload: writes a caller's tensor; exported "
+                      "programs call atan2.default",
+    "aten._native_batch_norm_legit.default":
+        "updates running_mean / running_var in place; exported programs "
+        "call _native_batch_norm_legit_functional (decomposed) instead",
 }
 
 def core_ops():
@@ -93,11 +106,14 @@ def core_ops():
 class Case(torch.nn.Module):
     """Samples of one OpInfo: each sample's tensors are parameters
     (`s<i>_x<k>`, the inputs PyTorch differentiates) or buffers
-    (`s<i>_b<k>`), its outputs are weighted by parameters `s<i>_w<j>`."""
+    (`s<i>_b<k>`), its outputs are weighted by parameters `s<i>_w<j>`.
+    `keep`: the ops its program's decomposition leaves in (a direct case's
+    own op)."""
 
-    def __init__(self, name, fn, samples):
+    def __init__(self, name, fn, samples, keep=()):
         super().__init__()
         self.name, self.fn, self.specs = name, fn, []
+        self.keep = tuple(keep)
         for i, (args, kwargs, trainable, outs) in enumerate(samples):
             leaves, spec = pytree.tree_flatten((args, kwargs))
             slots = []
@@ -153,7 +169,13 @@ ONE = {"one": torch.ones(1, dtype=torch.float64)}
 def sample_of(info, sample):
     """(args, kwargs, trainable leaf indices, outputs) of one sample, or
     None when it is out of scope or its reference is not finite."""
-    args, kwargs = (sample.input, *sample.args), dict(sample.kwargs)
+    return call_of(info.op, (sample.input, *sample.args),
+                   dict(sample.kwargs), info.supports_autograd)
+
+
+def call_of(op, args, kwargs, differentiable, frozen=()):
+    """sample_of for op(*args, **kwargs); the float tensors among `frozen`
+    (positions in args) are not differentiated."""
     leaves, spec = pytree.tree_flatten((args, kwargs))
     tensors = [t for t in leaves if isinstance(t, torch.Tensor)]
     if not tensors or any(t.is_complex() or t.layout != torch.strided or
@@ -161,13 +183,15 @@ def sample_of(info, sample):
         return None
     leaves = [t.detach().clone().contiguous() if isinstance(t, torch.Tensor)
               else t for t in leaves]
-    floats = [k for k, t in enumerate(leaves) if isinstance(t, torch.Tensor)
-              and t.is_floating_point()]
-    differentiable = info.supports_autograd
+    fixed = {id(t) for k in frozen for t in pytree.tree_leaves(args[k])}
+    floats = [k for k, (t, orig) in enumerate(
+        zip(leaves, pytree.tree_leaves((args, kwargs))))
+        if isinstance(t, torch.Tensor) and t.is_floating_point()
+        and id(orig) not in fixed]
     for k in floats:
         leaves[k].requires_grad_(differentiable)
     a, kw = pytree.tree_unflatten(leaves, spec)
-    outs = tensor_outputs(info.op(*a, **kw))
+    outs = tensor_outputs(op(*a, **kw))
     if not outs or any(o.is_complex() or o.layout != torch.strided
                        for o in outs):
         return None
@@ -214,9 +238,27 @@ def case_of(info, samples):
     return Case(name, info.op, made)
 
 
+def direct_case(direct):
+    """The Case of a direct case (scripts/opinfo_direct.py), or None."""
+    made = [call_of(direct.fn, s.args, s.call_kwargs(),
+                    direct.differentiable, s.frozen)
+            for s in direct.samples]
+    if any(m is None for m in made):
+        return None
+    return Case(direct.name, direct.fn, made, keep=[direct.op])
+
+
 def export(cases):
     program = torch.export.export(Batch(cases), (), ONE, strict=False)
-    return program.run_decompositions()
+    keep = {op for case in cases for op in case.keep}
+    if not keep:
+        return program.run_decompositions()
+    # Core ATen ops have decompositions too (into other Core ATen ops); a
+    # direct case's op must stay in its program.
+    table = torch.export.default_decompositions()
+    for op in keep:
+        table.pop(op, None)
+    return program.run_decompositions(table)
 
 
 def calls(program, core):
@@ -247,6 +289,34 @@ def calls(program, core):
                and a.meta["val"].is_floating_point() for a in inputs):
             diff.add(target)
     return called, diff
+
+
+def direct_cases(only, core, cases_ops, found):
+    """The direct cases (scripts/opinfo_direct.py) that `only` selects (all
+    without it, or its "direct" entry), their ops recorded in `cases_ops`
+    and their names (and "direct") in `found`. A case that cannot be
+    exported or whose program does not call its op raises RuntimeError."""
+    from opinfo_direct import DIRECT
+    made = []
+    for d in DIRECT:
+        if only and "direct" not in only and d.name not in only:
+            continue
+        try:
+            with contextlib.redirect_stderr(io.StringIO()):
+                case = direct_case(d)
+                if case is None:
+                    raise RuntimeError("a sample's reference is not finite")
+                program = export([case])
+        except Exception as e:  # noqa: BLE001: the case itself is wrong
+            raise RuntimeError(f"direct case {d.name}: {e}") from e
+        called, diff = calls(program, core)
+        if str(d.op) not in called:
+            raise RuntimeError(f"direct case {d.name}: its decomposed "
+                               f"program does not call {d.op}")
+        found.update({d.name, "direct"})
+        made.append(case)
+        cases_ops[case.name] = (called, diff)
+    return made
 
 
 # --- running a chunk ----------------------------------------------------------------
@@ -428,10 +498,14 @@ def write_table(out, table, stats):
           "passes forward when a case whose program calls it passes; it is "
           "differentiable when it is called with a floating-point result on "
           "a floating-point operand that depends on a differentiated input, "
-          "and passes its VJP when such a case passes its VJP check.\n",
+          "and passes its VJP when such a case passes its VJP check. A Core "
+          "ATen op no sample reaches has a direct case "
+          "(`scripts/opinfo_direct.py`, `direct.<op>.<overload>`): the op "
+          "called directly, its program decomposed with the op left in.\n",
           file=out)
-    print(f"- OpInfo cases: {stats['cases']} ({stats['passed']} pass "
-          f"forward and VJP); run time {stats['seconds']:.0f} s", file=out)
+    print(f"- OpInfo cases: {stats['cases'] - stats['direct']}, direct "
+          f"cases: {stats['direct']} ({stats['passed']} pass forward and "
+          f"VJP); run time {stats['seconds']:.0f} s", file=out)
     print(f"- Core ATen ops: {len(table)}; out of scope: "
           f"{len(table) - len(scope)}; in scope: {len(scope)}, of which "
           f"{len(reached)} are reached by a sample", file=out)
@@ -457,7 +531,7 @@ def write_table(out, table, stats):
     for op, (forward, vjp, reason, users) in table.items():
         reason = reason.replace("|", "/").replace("\n", " ")
         if forward == "not reached":
-            reason = "no OpInfo sample's decomposed program calls it"
+            reason = "no case's decomposed program calls it"
         tol = f"{RTOL:g}, {ATOL:g}" if forward in ("pass", "fail") else ""
         print(f"| `{op}` | {forward} | {vjp} | {tol} | {', '.join(users)} | "
               f"{reason} |", file=out)
@@ -544,13 +618,25 @@ def main():
         found.add(info.name)
         cases.append(case)
         cases_ops[case.name] = (called, diff)
-    log(f"{len(cases)} cases exported in {time.time() - start:.0f} s")
+    direct = []
+    if a.front_end == "export":
+        try:
+            direct = direct_cases(only, core, cases_ops, found)
+        except RuntimeError as e:
+            log(f"error: {e}")
+            return 1
+    log(f"{len(cases)} OpInfo and {len(direct)} direct cases exported in "
+        f"{time.time() - start:.0f} s")
     missing = only - found
     if missing:
         log(f"error: no case for {', '.join(sorted(missing))}")
         return 1
     results = {}
-    chunks = [cases[i:i + a.chunk] for i in range(0, len(cases), a.chunk)]
+    # Direct cases are chunked apart: their programs keep ops that the
+    # OpInfo cases' decompositions rewrite.
+    chunks = [group[i:i + a.chunk] for group in (cases, direct)
+              for i in range(0, len(group), a.chunk)]
+    cases = cases + direct
 
     def run(k):
         log(f"chunk {k + 1} / {len(chunks)}: {len(chunks[k])} cases "
@@ -560,7 +646,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp, \
             ThreadPoolExecutor(max_workers=a.jobs) as pool:
         list(pool.map(run, range(len(chunks))))
-    stats = dict(samples=a.samples, cases=len(cases),
+    stats = dict(samples=a.samples, cases=len(cases), direct=len(direct),
                  passed=sum(1 for r in results.values()
                             if r["forward"] is None and r["vjp"] is None),
                  seconds=time.time() - start)

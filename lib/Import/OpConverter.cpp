@@ -33,6 +33,8 @@ void OpConverter::registerConverters() {
   registerCreationConverters();
   registerReductionConverters();
   registerModelOpConverters();
+  registerNormalizationConverters();
+  registerPaddingConverters();
   registerIndexingConverters();
   registerAttentionConverters();
   registerConvolutionConverters();

@@ -171,6 +171,8 @@ protected:
   void registerReductionConverters();
   void registerIndexingConverters();
   void registerModelOpConverters();
+  void registerNormalizationConverters();
+  void registerPaddingConverters();
   void registerAttentionConverters();
   void registerConvolutionConverters();
   void registerInterpolationConverters();
@@ -278,6 +280,7 @@ protected:
   MValue conv2d(MValue x, MValue w, MValue bias, std::vector<int64_t> stride,
                 std::vector<int64_t> padding,
                 const std::vector<int64_t> &dilation, int64_t groups);
+  void convertConvolutionBackward(OpCall *n);
   /// One of PyTorch's 2-D resizing kernels: (input, output size,
   /// align_corners, scale_h, scale_w).
   using Resizer =

@@ -78,37 +78,49 @@ void OpConverter::registerComparisonConverters() {
     MValue x = asMask(in(n, 0)), y = asMask(in(n, 1));
     setTensor(n, select(x, Imp::ofTensor(y), Imp::ofBool(false)));
   };
-  // &, | and their bitwise_* spellings equal the logical ops on booleans
-  // only; on integers they are bitwise, which the dialect has no op for.
-  auto boolOnly = [this](const char *name, bool isAnd) {
-    return [this, name, isAnd](OpCall *n) {
-      const Imp &x = in(n, 0), &y = in(n, 1);
+  // &, |, ^ and their bitwise_* spellings (a tensor with a tensor or a
+  // bool: the .Scalar overloads) equal the logical ops on booleans only; on
+  // integers they are bitwise, which the dialect has no op for.
+  enum class Bitwise { And, Or, Xor };
+  auto boolOnly = [this](const char *name, Bitwise op) {
+    return [this, name, op](OpCall *n) {
+      Imp &x = in(n, 0), &y = in(n, 1);
       if (x.kind == Imp::Bool && y.kind == Imp::Bool) {
-        setOut(n, 0, Imp::ofBool(isAnd ? x.b && y.b : x.b || y.b));
+        setOut(n, 0,
+               Imp::ofBool(op == Bitwise::And  ? x.b && y.b
+                           : op == Bitwise::Or ? x.b || y.b
+                                               : x.b != y.b));
         return;
       }
-      for (const Imp *v : {&x, &y})
+      for (Imp *v : {&x, &y}) {
+        if (v->kind == Imp::Bool)
+          *v = Imp::ofTensor(splat({}, i1(), v->b));
         if (v->kind != Imp::Tensor || !elemOf(v->tensor).isInteger(1))
           fail(std::string(name) + " of non-boolean operands is not supported");
-      converters[isAnd ? "aten::logical_and" : "aten::logical_or"](n);
+      }
+      converters[op == Bitwise::And  ? "aten::logical_and"
+                 : op == Bitwise::Or ? "aten::logical_or"
+                                     : "aten::logical_xor"](n);
     };
   };
-  C["aten::__and__"] = boolOnly("aten::__and__", true);
-  C["aten::bitwise_and"] = boolOnly("aten::bitwise_and", true);
+  C["aten::__and__"] = boolOnly("aten::__and__", Bitwise::And);
+  C["aten::bitwise_and"] = boolOnly("aten::bitwise_and", Bitwise::And);
   C["aten::logical_or"] = [this, asMask](OpCall *n) {
     MValue x = asMask(in(n, 0)), y = asMask(in(n, 1));
     setTensor(n, select(x, Imp::ofBool(true), Imp::ofTensor(y)));
   };
-  C["aten::__or__"] = boolOnly("aten::__or__", false);
-  C["aten::__ior__"] = boolOnly("aten::__ior__", false);
-  C["aten::__iand__"] = boolOnly("aten::__iand__", true);
-  C["aten::bitwise_or"] = boolOnly("aten::bitwise_or", false);
+  C["aten::__or__"] = boolOnly("aten::__or__", Bitwise::Or);
+  C["aten::__ior__"] = boolOnly("aten::__ior__", Bitwise::Or);
+  C["aten::__iand__"] = boolOnly("aten::__iand__", Bitwise::And);
+  C["aten::bitwise_or"] = boolOnly("aten::bitwise_or", Bitwise::Or);
 
   C["aten::logical_xor"] = [this, asMask](OpCall *n) {
     MValue x = asMask(in(n, 0)), y = asMask(in(n, 1));
     setTensor(n, compare(CompareDirection::NE, Imp::ofTensor(x),
                          Imp::ofTensor(y)));
   };
+  C["aten::__xor__"] = boolOnly("aten::__xor__", Bitwise::Xor);
+  C["aten::bitwise_xor"] = boolOnly("aten::bitwise_xor", Bitwise::Xor);
 
   C["aten::where"] = [this, asMask](OpCall *n) {
     if (n->numInputs() != 3)

@@ -3,7 +3,8 @@
 // 2-D convolutions (with numeric, "valid" or "same" padding; 1-D ones over
 // a height of 1; grouped ones per group; dilated ones with a spread-out
 // kernel) and convolutions whose kernel covers the whole input (as
-// linears). Pooling is Pooling.cpp's.
+// linears), and convolution_backward as convolutions of the gradient.
+// Pooling is Pooling.cpp's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -133,4 +134,141 @@ void OpConverter::registerConvolutionConverters() {
     setTensor(n, conv2d(x, w, bias, stride, padding, intList(in(n, 5)),
                         in(n, 6).asInt()));
   };
+  C["aten::convolution_backward"] = [this](OpCall *n) {
+    convertConvolutionBackward(n);
+  };
+}
+
+// convolution_backward(grad_output, input, weight, bias_sizes, stride,
+// padding, dilation, transposed, output_padding, groups, output_mask) ->
+// (grad_input, grad_weight, grad_bias), from convolutions of the gradient
+// (each group on its own), so that their VJPs are the dialect's:
+// - grad_input: the transposed convolution, grad_output spread out by the
+//   stride and padded by the kernel's extent less the padding, convolved
+//   with the kernel flipped and its channels swapped, at the dilation;
+// - grad_weight: input (its channels as the batch) convolved with
+//   grad_output (its batch as the channels) as the kernel, spread out by
+//   the stride, at stride = dilation, cropped to the kernel's size;
+// - grad_bias: grad_output summed over all but the channels.
+// 1-D convolutions are 2-D ones over a height of 1. Outputs output_mask
+// leaves out are not computed.
+void OpConverter::convertConvolutionBackward(OpCall *n) {
+  MValue g = tensorIn(n, 0), x = tensorIn(n, 1), w = tensorIn(n, 2);
+  if (in(n, 7).kind == Imp::Bool && in(n, 7).b)
+    fail("convolution_backward of a transposed convolution is not "
+         "supported");
+  auto xs = shapeOf(x), ws = shapeOf(w), gs = shapeOf(g);
+  std::vector<int64_t> xShape(xs.begin(), xs.end()),
+      wShape(ws.begin(), ws.end());
+  size_t k = xs.size() - 2;
+  if ((xs.size() != 3 && xs.size() != 4) || ws.size() != xs.size() ||
+      gs.size() != xs.size())
+    fail("convolution_backward supports 1-D and 2-D convolutions (batched "
+         "NCL / NCHW input)");
+  auto pairOf = [&](size_t i, int64_t dflt) {
+    std::vector<int64_t> v = intList(in(n, i));
+    if (v.size() == 1)
+      v.assign(k, v[0]);
+    if (v.size() != k)
+      fail("convolution_backward: stride, padding and dilation need 1 or " +
+           std::to_string(k) + " values");
+    if (k == 1)
+      v.insert(v.begin(), dflt);
+    return v;
+  };
+  std::vector<int64_t> stride = pairOf(4, 1), pad = pairOf(5, 0),
+                       dil = pairOf(6, 1);
+  int64_t groups = in(n, 9).asInt();
+  const Imp &maskArg = in(n, 10);
+  if (maskArg.kind != Imp::List || maskArg.list.size() != 3)
+    fail("output_mask must be a list of 3 booleans");
+  bool mask[3];
+  for (int i = 0; i < 3; ++i)
+    mask[i] = maskArg.list[i].asInt() != 0;
+  Type elem = elemOf(x);
+  if (!mlir::isa<mlir::FloatType>(elem))
+    fail("convolution_backward of a non-floating-point input");
+  g = convert(g, elem);
+  w = convert(w, elem);
+  if (k == 1) {
+    x = reshape(x, {xs[0], xs[1], 1, xs[2]});
+    w = reshape(w, {ws[0], ws[1], 1, ws[2]});
+    g = reshape(g, {gs[0], gs[1], 1, gs[2]});
+  }
+  auto x4 = shapeOf(x), w4 = shapeOf(w), g4 = shapeOf(g);
+  int64_t inputs = x4[1], outputs = w4[0];
+  if (groups <= 0 || inputs % groups != 0 || outputs % groups != 0 ||
+      w4[1] * groups != inputs || g4[1] != outputs || g4[0] != x4[0])
+    fail("convolution_backward: grad_output, input and weight disagree on "
+         "channels, groups or batch");
+  int64_t ig = inputs / groups, og = outputs / groups;
+  // v with `f - 1` zeros between the elements of dimension `d`.
+  auto spread = [&](MValue v, int64_t d, int64_t f) {
+    if (f == 1)
+      return v;
+    auto s = shapeOf(v);
+    std::vector<int64_t> split(s.begin(), s.begin() + d + 1);
+    split.push_back(1);
+    split.insert(split.end(), s.begin() + d + 1, s.end());
+    std::vector<int64_t> lo(split.size(), 0), hi(split.size(), 0);
+    hi[d + 1] = f - 1;
+    MValue padded =
+        PadOp::create(b, loc, reshape(v, split), b.getDenseI64ArrayAttr(lo),
+                      b.getDenseI64ArrayAttr(hi), b.getF64FloatAttr(0.0));
+    std::vector<int64_t> merged(s.begin(), s.end());
+    merged[d] *= f;
+    return slice(reshape(padded, merged), d, 0, (s[d] - 1) * f + 1, 1);
+  };
+  // v padded by lo / hi along dimension d, a negative amount cropping.
+  auto padOrCrop = [&](MValue v, int64_t d, int64_t lo, int64_t hi) {
+    int64_t size = shapeOf(v)[d];
+    v = slice(v, d, std::max<int64_t>(-lo, 0), size - std::max<int64_t>(-hi, 0),
+              1);
+    if (lo <= 0 && hi <= 0)
+      return v;
+    std::vector<int64_t> l(shapeOf(v).size(), 0), h(shapeOf(v).size(), 0);
+    l[d] = std::max<int64_t>(lo, 0);
+    h[d] = std::max<int64_t>(hi, 0);
+    return MValue(PadOp::create(b, loc, v, b.getDenseI64ArrayAttr(l),
+                                b.getDenseI64ArrayAttr(h),
+                                b.getF64FloatAttr(0.0)));
+  };
+  auto concat = [&](llvm::SmallVector<MValue> parts, int64_t d) {
+    return parts.size() == 1
+               ? parts[0]
+               : MValue(createChecked<ConcatOp>(parts, b.getI64IntegerAttr(d)));
+  };
+  if (mask[0]) {
+    llvm::SmallVector<MValue> parts;
+    for (int64_t q = 0; q < groups; ++q) {
+      MValue gq = slice(g, 1, q * og, (q + 1) * og, 1);
+      MValue wq = slice(w, 0, q * og, (q + 1) * og, 1);
+      for (int64_t j = 0; j < 2; ++j) {
+        int64_t extent = dil[j] * (w4[2 + j] - 1);
+        gq = spread(gq, 2 + j, stride[j]);
+        int64_t spreadSize = shapeOf(gq)[2 + j];
+        gq = padOrCrop(gq, 2 + j, extent - pad[j],
+                       x4[2 + j] - spreadSize + pad[j]);
+        at::Tensor reversed = at::arange(w4[2 + j] - 1, -1, -1, at::kLong);
+        wq = selectAlong(wq, 2 + j, constantFromTensor(reversed));
+      }
+      parts.push_back(conv2d(gq, transpose(wq, {1, 0, 2, 3}), MValue(), {1, 1},
+                             {0, 0}, dil, 1));
+    }
+    setOut(n, 0, Imp::ofTensor(reshape(concat(parts, 1), xShape)));
+  }
+  if (mask[1]) {
+    llvm::SmallVector<MValue> parts;
+    for (int64_t q = 0; q < groups; ++q) {
+      MValue xq = transpose(slice(x, 1, q * ig, (q + 1) * ig, 1), {1, 0, 2, 3});
+      MValue gq = transpose(slice(g, 1, q * og, (q + 1) * og, 1), {1, 0, 2, 3});
+      MValue full = conv2d(xq, gq, MValue(), dil, pad, stride, 1);
+      MValue kernel = slice(slice(full, 2, 0, w4[2], 1), 3, 0, w4[3], 1);
+      parts.push_back(transpose(kernel, {1, 0, 2, 3}));
+    }
+    setOut(n, 1, Imp::ofTensor(reshape(concat(parts, 0), wShape)));
+  }
+  if (mask[2])
+    setOut(n, 2,
+           Imp::ofTensor(reduce(ReductionKind::Sum, g, {0, 2, 3}, false)));
 }

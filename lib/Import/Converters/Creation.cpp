@@ -1,7 +1,7 @@
 //===- Creation.cpp - Tensor creation converters --------------------------===//
 //
 // Ops that create tensors from sizes and values: zeros, ones, full, empty
-// (and empty_permuted), their _like and new_ forms, and arange.
+// (and empty_permuted), their _like and new_ forms, fill, and arange.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,6 +52,12 @@ void OpConverter::registerCreationConverters() {
   };
   C["aten::full_like"] = [this, fillLike, likeShape](OpCall *n) {
     fillLike(n, likeShape(n), elemOf(tensorIn(n, 0)), in(n, 1).asDouble());
+  };
+  // fill(self, value): self's shape and type, every element value (a
+  // number, or a zero-dim tensor).
+  C["aten::fill"] = [this](OpCall *n) {
+    MValue self = tensorIn(n, 0);
+    setTensor(n, materialize(in(n, 1), elemOf(self), shapeOf(self)));
   };
   C["aten::new_zeros"] = [this, fillLike](OpCall *n) {
     fillLike(n, intList(in(n, 1)), elemOf(tensorIn(n, 0)), 0);

@@ -1,10 +1,12 @@
 //===- DataMovement.cpp - Copy, concatenation and padding converters ------===//
 //
-// Ops that move data between tensors: the in-place copy, cat and stack,
-// and constant padding.
+// Ops that move data between tensors: the in-place copy, the scatters of
+// a slice or a select, cat and stack, constant padding (the other modes
+// are Padding.cpp's), and col2im (fold).
 //
 //===----------------------------------------------------------------------===//
 
+#include "Converters/Common.h"
 #include "OpConverter.h"
 
 #include <algorithm>
@@ -49,6 +51,89 @@ void OpConverter::registerDataMovementConverters() {
                      ? parts[0]
                      : MValue(createChecked<ConcatOp>(
                            parts, b.getI64IntegerAttr(dim))));
+  };
+  // select_scatter(self, src, dim, index): slice_scatter of [index,
+  // index + 1) with src given the selected dimension back.
+  C["aten::select_scatter"] = [this](OpCall *n) {
+    MValue self = tensorIn(n, 0), src = tensorIn(n, 1);
+    auto s = shapeOf(self);
+    int64_t dim = normDim(in(n, 2).asInt(), s.size());
+    int64_t index = in(n, 3).asInt(), size = s[dim];
+    if (index < -size || index >= size)
+      fail("select_scatter: index " + std::to_string(index) +
+           " is out of range for a dimension of size " + std::to_string(size));
+    if (index < 0)
+      index += size;
+    std::vector<int64_t> one(s.begin(), s.end());
+    one[dim] = 1;
+    if (numElements(shapeOf(src)) != numElements(one))
+      fail("select_scatter: src must have the shape of the selected slice");
+    llvm::SmallVector<MValue> parts;
+    if (index > 0)
+      parts.push_back(slice(self, dim, 0, index, 1));
+    parts.push_back(reshape(convert(src, elemOf(self)), one));
+    if (index + 1 < size)
+      parts.push_back(slice(self, dim, index + 1, size, 1));
+    setTensor(n, parts.size() == 1 ? parts[0]
+                                   : MValue(createChecked<ConcatOp>(
+                                         parts, b.getI64IntegerAttr(dim))));
+  };
+  // col2im(self, output_size, kernel_size, dilation, padding, stride): the
+  // columns [N, C kh kw, L] of unfold summed back into [N, C, H, W]: each
+  // column entry goes to a constant position of the image (a spare row
+  // where it falls in the padding), one scatter-add of rows that are the
+  // batch.
+  C["aten::col2im"] = [this](OpCall *n) {
+    MValue x = tensorIn(n, 0);
+    auto pair = [&](size_t i) {
+      std::vector<int64_t> v = intList(in(n, i));
+      if (v.size() == 1)
+        v.push_back(v[0]);
+      if (v.size() != 2)
+        fail("col2im expects 2 values for output_size, kernel_size, "
+             "dilation, padding and stride");
+      return v;
+    };
+    std::vector<int64_t> size = pair(1), k = pair(2), d = pair(3), p = pair(4),
+                         st = pair(5);
+    auto xs = shapeOf(x);
+    bool batched = xs.size() == 3;
+    if (xs.size() != 2 && xs.size() != 3)
+      fail("col2im expects an input of rank 2 or 3");
+    int64_t batch = batched ? xs[0] : 1, rows = xs[xs.size() - 2],
+            cols = xs.back();
+    int64_t blocks[2];
+    for (int j = 0; j < 2; ++j)
+      blocks[j] = (size[j] + 2 * p[j] - d[j] * (k[j] - 1) - 1) / st[j] + 1;
+    if (rows % (k[0] * k[1]) != 0 || blocks[0] <= 0 || blocks[1] <= 0 ||
+        cols != blocks[0] * blocks[1])
+      fail("col2im: an input of " + shapeString(xs) +
+           " does not hold the "
+           "kernel's columns of " +
+           std::to_string(blocks[0]) + " x " +
+           std::to_string(std::max<int64_t>(blocks[1], 0)) + " blocks");
+    int64_t channels = rows / (k[0] * k[1]);
+    int64_t image = channels * size[0] * size[1];
+    at::Tensor positions = at::empty({rows * cols}, at::kLong);
+    auto cell = positions.accessor<int64_t, 1>();
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t c = r / (k[0] * k[1]), ki = r / k[1] % k[0], kj = r % k[1];
+      for (int64_t l = 0; l < cols; ++l) {
+        int64_t h = l / blocks[1] * st[0] - p[0] + ki * d[0];
+        int64_t w = l % blocks[1] * st[1] - p[1] + kj * d[1];
+        bool inside = h >= 0 && h < size[0] && w >= 0 && w < size[1];
+        cell[r * cols + l] = inside ? (c * size[0] + h) * size[1] + w : image;
+      }
+    }
+    MValue flat = reshape(x, {batch, rows * cols});
+    MValue summed = EmbeddingGradOp::create(
+        b, loc, tensorType({image + 1, batch}, elemOf(x)),
+        transpose(flat, {1, 0}), constantFromTensor(positions));
+    MValue y = transpose(slice(summed, 0, 0, image, 1), {1, 0});
+    std::vector<int64_t> out{channels, size[0], size[1]};
+    if (batched)
+      out.insert(out.begin(), batch);
+    setTensor(n, reshape(y, out));
   };
   // cat and stack promote their operands to a common type (the promotion
   // of two tensors yields one of their two element types).
@@ -118,10 +203,22 @@ void OpConverter::registerDataMovementConverters() {
                                b.getDenseI64ArrayAttr(high),
                                b.getF64FloatAttr(value)));
   };
+  // pad(self, pad, mode, value): reflect and replicate are the
+  // reflection_pad / replication_pad of the padded dimensions.
   C["aten::pad"] = [this](OpCall *n) {
     Imp *mode = namedInput(n, "mode");
-    if (mode && mode->kind == Imp::Str && mode->s != "constant")
-      fail("only constant padding is supported, got mode '" + mode->s + "'");
+    if (mode && mode->kind == Imp::Str && mode->s != "constant") {
+      size_t k = intList(in(n, 1)).size() / 2;
+      const char *op = mode->s == "reflect"     ? "aten::reflection_pad"
+                       : mode->s == "replicate" ? "aten::replication_pad"
+                                                : nullptr;
+      if (!op || k < 1 || k > 3)
+        fail("padding mode '" + mode->s +
+             "' is not supported (constant, "
+             "reflect and replicate over 1 to 3 dimensions are)");
+      converters[op + std::to_string(k) + "d"](n);
+      return;
+    }
     converters["aten::constant_pad_nd"](n);
   };
 }

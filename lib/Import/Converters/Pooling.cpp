@@ -9,6 +9,7 @@
 // reshape and a sum. Max pooling with indices gathers every window's
 // elements (a constant table of positions, padding reading -inf) and
 // reduces them; its backward scatter-adds the gradient at the indices.
+// The average poolings' backward ops apply the transposed matrices.
 //
 //===----------------------------------------------------------------------===//
 
@@ -88,9 +89,11 @@ void OpConverter::registerPoolingConverters() {
            " values per argument");
     return l;
   };
-  // x averaged over `windows[k]` along its last windows.size() dimensions.
-  auto pool = [this](MValue x,
-                     const std::vector<std::vector<Window>> &windows) {
+  // x averaged over `windows[k]` along its last windows.size() dimensions;
+  // with the pooled input's `sizes` there, the backward: x (the gradient
+  // of the pooled output) spread back over the windows' inputs.
+  auto pool = [this](MValue x, const std::vector<std::vector<Window>> &windows,
+                     llvm::ArrayRef<int64_t> sizes = {}) {
     int64_t rank = shapeOf(x).size(), k = windows.size();
     if (!mlir::isa<mlir::FloatType>(elemOf(x)))
       fail("average pooling of a non-floating-point tensor");
@@ -99,14 +102,23 @@ void OpConverter::registerPoolingConverters() {
            " dimensions expects an input of rank " + std::to_string(k + 1) +
            " or " + std::to_string(k + 2));
     for (int64_t j = 0; j < k; ++j) {
-      int64_t dim = rank - k + j, size = shapeOf(x)[dim];
+      int64_t dim = rank - k + j;
+      int64_t size = sizes.empty() ? shapeOf(x)[dim] : sizes[j];
       const std::vector<Window> &w = windows[j];
       if (w.empty())
         fail("average pooling leaves no output along a dimension");
+      if (!sizes.empty() && shapeOf(x)[dim] != int64_t(w.size()))
+        fail("average pooling backward: grad_output has " +
+             std::to_string(shapeOf(x)[dim]) +
+             " positions where the "
+             "pooling makes " +
+             std::to_string(w.size()));
       at::Tensor m = at::zeros({size, int64_t(w.size())}, at::kDouble);
       for (size_t i = 0; i < w.size(); ++i)
         for (int64_t p = w[i].begin; p < w[i].end; ++p)
           m[p][int64_t(i)].fill_(1.0 / w[i].divisor);
+      if (!sizes.empty())
+        m = m.t().contiguous();
       // Move `dim` last, [.., size] @ [size, out], and back.
       std::vector<int64_t> perm;
       for (int64_t d = 0; d < rank; ++d)
@@ -125,25 +137,29 @@ void OpConverter::registerPoolingConverters() {
   // avg_pool{2,3}d(self, kernel_size, stride, padding, ceil_mode,
   // count_include_pad, divisor_override). Windows that tile a 2-D input
   // (stride = kernel, no padding) are a reshape, a sum and a division.
-  auto avgPool = [this, pool, poolArg](size_t k) {
-    return [this, pool, poolArg, k](OpCall *n) {
-      MValue x = tensorIn(n, 0);
+  // avg_pool{2,3}d_backward(grad_output, self, ...the same) applies the
+  // transposed windows to grad_output.
+  auto avgPool = [this, pool, poolArg](size_t k, bool backward = false) {
+    return [this, pool, poolArg, k, backward](OpCall *n) {
+      // The backward's operands are the forward's, after grad_output.
+      size_t o = backward ? 1 : 0;
+      MValue x = tensorIn(n, o);
       auto arg = [&](size_t i, std::vector<int64_t> dflt) {
-        return poolArg(in(n, i), k, std::move(dflt));
+        return poolArg(in(n, o + i), k, std::move(dflt));
       };
       std::vector<int64_t> kernel = arg(1, {});
       std::vector<int64_t> stride = arg(2, kernel);
       std::vector<int64_t> padding = arg(3, {0});
-      bool ceil = in(n, 4).kind == Imp::Bool && in(n, 4).b;
-      bool countPad = in(n, 5).kind != Imp::Bool || in(n, 5).b;
-      bool override = n->numInputs() > 6 && in(n, 6).kind != Imp::None;
+      bool ceil = in(n, o + 4).kind == Imp::Bool && in(n, o + 4).b;
+      bool countPad = in(n, o + 5).kind != Imp::Bool || in(n, o + 5).b;
+      bool override = n->numInputs() > o + 6 && in(n, o + 6).kind != Imp::None;
       auto s = shapeOf(x);
       if (s.size() < k + 1)
         fail("average pooling over " + std::to_string(k) +
              " dimensions expects an input of rank " + std::to_string(k + 1) +
              " or " + std::to_string(k + 2));
       size_t h = s.size() - k;
-      bool tiles = k == 2 && stride == kernel && padding[0] == 0 &&
+      bool tiles = !backward && k == 2 && stride == kernel && padding[0] == 0 &&
                    padding[1] == 0 && !ceil && !override &&
                    s[h] % kernel[0] == 0 && s[h + 1] % kernel[1] == 0;
       if (tiles) {
@@ -164,14 +180,25 @@ void OpConverter::registerPoolingConverters() {
           for (Window &w : windows.back())
             w.divisor = 1.0;
       }
-      MValue y = pool(x, windows);
+      std::vector<int64_t> sizes;
+      MValue y = x;
+      if (backward) {
+        sizes.assign(s.begin() + h, s.end());
+        y = convert(tensorIn(n, 0), elemOf(x));
+        if (shapeOf(y).size() != s.size())
+          fail("avg_pool backward: grad_output and input ranks differ");
+      }
+      y = pool(y, windows, sizes);
       if (override)
-        y = binary<DivOp>(Imp::ofTensor(y), Imp::ofFloat(in(n, 6).asDouble()));
+        y = binary<DivOp>(Imp::ofTensor(y),
+                          Imp::ofFloat(in(n, o + 6).asDouble()));
       setTensor(n, y);
     };
   };
   C["aten::avg_pool2d"] = avgPool(2);
   C["aten::avg_pool3d"] = avgPool(3);
+  C["aten::avg_pool2d_backward"] = avgPool(2, true);
+  C["aten::avg_pool3d_backward"] = avgPool(3, true);
   auto adaptive = [this, pool](size_t k) {
     return [this, pool, k](OpCall *n) {
       MValue x = tensorIn(n, 0);
@@ -184,6 +211,22 @@ void OpConverter::registerPoolingConverters() {
       for (size_t j = 0; j < k; ++j)
         windows.push_back(adaptiveWindows(s[s.size() - k + j], out[j]));
       setTensor(n, pool(x, windows));
+    };
+  };
+  // _adaptive_avg_pool{2,3}d_backward(grad_output, self): the windows of
+  // self's size to grad_output's, transposed.
+  auto adaptiveBackward = [this, pool](size_t k) {
+    return [this, pool, k](OpCall *n) {
+      MValue g = tensorIn(n, 0), self = tensorIn(n, 1);
+      auto s = shapeOf(self), gs = shapeOf(g);
+      if (s.size() < k + 1 || gs.size() != s.size())
+        fail("adaptive average pooling backward: grad_output and input "
+             "ranks disagree");
+      std::vector<std::vector<Window>> windows;
+      std::vector<int64_t> sizes(s.end() - k, s.end());
+      for (size_t j = 0; j < k; ++j)
+        windows.push_back(adaptiveWindows(sizes[j], gs[gs.size() - k + j]));
+      setTensor(n, pool(convert(g, elemOf(self)), windows, sizes));
     };
   };
   // max_pool{2,3}d_with_indices(self, kernel, stride, padding, dilation,
@@ -304,4 +347,6 @@ void OpConverter::registerPoolingConverters() {
   };
   C["aten::_adaptive_avg_pool2d"] = adaptive(2);
   C["aten::_adaptive_avg_pool3d"] = adaptive(3);
+  C["aten::_adaptive_avg_pool2d_backward"] = adaptiveBackward(2);
+  C["aten::_adaptive_avg_pool3d_backward"] = adaptiveBackward(3);
 }
