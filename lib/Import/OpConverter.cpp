@@ -40,6 +40,7 @@ void OpConverter::registerConverters() {
   registerConvolutionConverters();
   registerInterpolationConverters();
   registerPoolingConverters();
+  registerPoolingBackwardConverters();
   registerDistanceConverters();
   registerSortingConverters();
   registerEmbeddingBagConverters();

@@ -177,6 +177,7 @@ protected:
   void registerConvolutionConverters();
   void registerInterpolationConverters();
   void registerPoolingConverters();
+  void registerPoolingBackwardConverters();
   void registerDistanceConverters();
   void registerSortingConverters();
   void registerEmbeddingBagConverters();

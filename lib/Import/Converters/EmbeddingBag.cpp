@@ -1,4 +1,4 @@
-//===- EmbeddingBag.cpp - embedding_bag converters ------------------------===//
+//===- EmbeddingBag.cpp - embedding_bag and embedding backward ------------===//
 //
 // _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
 // per_sample_weights, include_last_offset, padding_idx) -> (output,
@@ -9,9 +9,12 @@
 // segment sum (embedding_grad, the scatter-add of rows) for sum and mean;
 // max masks the rows of other bags and reduces. The gather's and the
 // scatter-add's VJPs give the weight's and per_sample_weights' gradients.
+// embedding_dense_backward, the embedding's own backward, is a scatter-add
+// of rows too.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Converters/Common.h"
 #include "OpConverter.h"
 
 #include <limits>
@@ -157,4 +160,40 @@ void OpConverter::registerEmbeddingBagConverters() {
   // TorchScript records F.embedding_bag as embedding_bag, with the same
   // operands (padding_idx None for -1) and results.
   C["aten::embedding_bag"] = C["aten::_embedding_bag"];
+  // embedding_dense_backward(grad_output, indices, num_weights,
+  // padding_idx, scale_grad_by_freq): grad_output's rows scatter-added
+  // into the table's rows at the indices; the rows of padding_idx get
+  // nothing, and with scale_grad_by_freq each row is divided by the count
+  // of its index first.
+  C["aten::embedding_dense_backward"] = [this](OpCall *n) {
+    MValue g = tensorIn(n, 0), idx = tensorIn(n, 1);
+    int64_t rows = in(n, 2).asInt(), padding = in(n, 3).asInt();
+    bool byFreq = in(n, 4).asInt() != 0;
+    auto gs = shapeOf(g), is = shapeOf(idx);
+    if (gs.size() != is.size() + 1 || gs.drop_back() != is)
+      fail("embedding_dense_backward: grad_output must be the indices' "
+           "shape and one dimension more");
+    int64_t count = numElements(is), width = gs.back();
+    Type elem = elemOf(g);
+    MValue ids = CheckIndicesOp::create(
+        b, loc, reshape(convert(idx, i64()), {count}),
+        b.getI64IntegerAttr(rows), b.getStringAttr("embedding_dense_backward"),
+        mlir::IntegerAttr());
+    MValue grad = reshape(g, {count, width});
+    if (padding >= 0) {
+      MValue keep = compare(CompareDirection::NE, Imp::ofTensor(ids),
+                            Imp::ofInt(padding));
+      grad = select(reshape(keep, {count, 1}), Imp::ofTensor(grad),
+                    Imp::ofFloat(0.0));
+    }
+    if (byFreq) {
+      MValue counts =
+          EmbeddingGradOp::create(b, loc, tensorType({rows, 1}, elem),
+                                  splat({count, 1}, elem, 1.0), ids);
+      MValue per = EmbeddingOp::create(b, loc, counts, ids);
+      grad = binary<DivOp>(Imp::ofTensor(grad), Imp::ofTensor(per));
+    }
+    setTensor(n, EmbeddingGradOp::create(
+                     b, loc, tensorType({rows, width}, elem), grad, ids));
+  };
 }

@@ -48,42 +48,6 @@ void OpConverter::registerModelOpConverters() {
     MValue table = tensorIn(n, 0), ids = tensorIn(n, 1);
     setTensor(n, createChecked<EmbeddingOp>(table, ids));
   };
-  // embedding_dense_backward(grad_output, indices, num_weights,
-  // padding_idx, scale_grad_by_freq): grad_output's rows scatter-added
-  // into the table's rows at the indices; the rows of padding_idx get
-  // nothing, and with scale_grad_by_freq each row is divided by the count
-  // of its index first.
-  C["aten::embedding_dense_backward"] = [this](OpCall *n) {
-    MValue g = tensorIn(n, 0), idx = tensorIn(n, 1);
-    int64_t rows = in(n, 2).asInt(), padding = in(n, 3).asInt();
-    bool byFreq = in(n, 4).asInt() != 0;
-    auto gs = shapeOf(g), is = shapeOf(idx);
-    if (gs.size() != is.size() + 1 || gs.drop_back() != is)
-      fail("embedding_dense_backward: grad_output must be the indices' "
-           "shape and one dimension more");
-    int64_t count = numElements(is), width = gs.back();
-    Type elem = elemOf(g);
-    MValue ids = CheckIndicesOp::create(
-        b, loc, reshape(convert(idx, i64()), {count}),
-        b.getI64IntegerAttr(rows), b.getStringAttr("embedding_dense_backward"),
-        mlir::IntegerAttr());
-    MValue grad = reshape(g, {count, width});
-    if (padding >= 0) {
-      MValue keep = compare(CompareDirection::NE, Imp::ofTensor(ids),
-                            Imp::ofInt(padding));
-      grad = select(reshape(keep, {count, 1}), Imp::ofTensor(grad),
-                    Imp::ofFloat(0.0));
-    }
-    if (byFreq) {
-      MValue counts =
-          EmbeddingGradOp::create(b, loc, tensorType({rows, 1}, elem),
-                                  splat({count, 1}, elem, 1.0), ids);
-      MValue per = EmbeddingOp::create(b, loc, counts, ids);
-      grad = binary<DivOp>(Imp::ofTensor(grad), Imp::ofTensor(per));
-    }
-    setTensor(n, EmbeddingGradOp::create(
-                     b, loc, tensorType({rows, width}, elem), grad, ids));
-  };
   // layer_norm over the last k dimensions: those flattened into one (and
   // the weight and bias with them), normalized, and the shape restored.
   C["aten::layer_norm"] = [this](OpCall *n) {

@@ -319,6 +319,14 @@ void OpConverter::registerPoolingConverters() {
   C["aten::max_pool1d"] = maxPool(1);
   C["aten::max_pool2d"] = maxPool(2);
   C["aten::max_pool3d"] = maxPool(3);
+  C["aten::_adaptive_avg_pool2d"] = adaptive(2);
+  C["aten::_adaptive_avg_pool3d"] = adaptive(3);
+  C["aten::_adaptive_avg_pool2d_backward"] = adaptiveBackward(2);
+  C["aten::_adaptive_avg_pool3d_backward"] = adaptiveBackward(3);
+}
+
+void OpConverter::registerPoolingBackwardConverters() {
+  auto &C = converters;
   // max_pool2d_with_indices_backward(grad_output, self, kernel, stride,
   // padding, dilation, ceil_mode, indices): grad_output scatter-added into
   // self's planes at the indices.
@@ -345,8 +353,4 @@ void OpConverter::registerPoolingConverters() {
         reshape(ids, {planes * per}));
     setTensor(n, reshape(sum, s));
   };
-  C["aten::_adaptive_avg_pool2d"] = adaptive(2);
-  C["aten::_adaptive_avg_pool3d"] = adaptive(3);
-  C["aten::_adaptive_avg_pool2d_backward"] = adaptiveBackward(2);
-  C["aten::_adaptive_avg_pool3d_backward"] = adaptiveBackward(3);
 }
