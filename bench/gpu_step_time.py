@@ -523,64 +523,89 @@ def profile_glimmer(glimmer_run: Path, program: Path, weights: Path, data: Path,
     return "\n".join(l for l in text[start:].splitlines() if l.startswith(("|", "device")))
 
 
-class SelectiveCheckpoint:
-    """A block whose forward keeps only its GEMM and attention outputs for
-    the backward and recomputes the rest (norms, activations, elementwise),
-    as torchtitan's op-level selective activation checkpointing does."""
+_SAC_KEEP = None
 
-    def __new__(cls, block):
-        import functools
-        import torch
-        from torch.utils.checkpoint import (CheckpointPolicy, checkpoint,
-                                            create_selective_checkpoint_contexts)
 
+def _sac_policy(ctx, op, *args, **kwargs):
+    from torch.utils.checkpoint import CheckpointPolicy
+    return (CheckpointPolicy.MUST_SAVE if op in _SAC_KEEP
+            else CheckpointPolicy.PREFER_RECOMPUTE)
+
+
+def _sac_context():
+    from torch.utils.checkpoint import create_selective_checkpoint_contexts
+    return create_selective_checkpoint_contexts(_sac_policy)
+
+
+def checkpointed(block, mode: str):
+    """`block` under activation checkpointing, as torchtitan applies it:
+    "full" recomputes the block's whole forward in its backward; "selective"
+    keeps its GEMM and attention outputs and recomputes the rest (norms,
+    activations, elementwise). One wrapper class for every block: a class per
+    block would make torch.compile recompile for each (its guards check the
+    module's type) until its recompile limit sends the rest to eager."""
+    global _SAC_KEEP
+    import torch
+
+    if _SAC_KEEP is None:
         aten = torch.ops.aten
-        keep = {aten.mm.default, aten.addmm.default, aten.bmm.default,
-                aten._scaled_dot_product_flash_attention.default,
-                aten._scaled_dot_product_efficient_attention.default,
-                aten._scaled_dot_product_cudnn_attention.default}
+        _SAC_KEEP = {aten.mm.default, aten.addmm.default, aten.bmm.default,
+                     aten._scaled_dot_product_flash_attention.default,
+                     aten._scaled_dot_product_efficient_attention.default,
+                     aten._scaled_dot_product_cudnn_attention.default}
 
-        def policy(ctx, op, *args, **kwargs):
-            return (CheckpointPolicy.MUST_SAVE if op in keep
-                    else CheckpointPolicy.PREFER_RECOMPUTE)
+    return _checkpointed_class()(block, mode == "selective")
 
-        context = functools.partial(create_selective_checkpoint_contexts, policy)
 
-        class Wrapped(torch.nn.Module):
-            def __init__(self):
+_CHECKPOINTED = None
+
+
+def _checkpointed_class():
+    global _CHECKPOINTED
+    if _CHECKPOINTED is None:
+        import torch
+        from torch.utils.checkpoint import checkpoint
+
+        class Checkpointed(torch.nn.Module):
+            def __init__(self, block, selective: bool):
                 super().__init__()
                 self.block = block
+                self.selective = selective
 
             def forward(self, *args):
-                return checkpoint(self.block, *args, use_reentrant=False,
-                                  context_fn=context)
+                if self.selective:
+                    return checkpoint(self.block, *args, use_reentrant=False,
+                                      context_fn=_sac_context)
+                return checkpoint(self.block, *args, use_reentrant=False)
 
-        return Wrapped()
+        _CHECKPOINTED = Checkpointed
+    return _CHECKPOINTED
 
 
-def prepare_torch_blocks(model, per_block: bool, sac: bool):
+def prepare_torch_blocks(model, per_block: bool, ac: str):
     """torchtitan's recipe: each decoder and vision block wrapped for
-    selective checkpointing (sac) and compiled on its own (per_block)."""
+    activation checkpointing (ac: "full" or "selective") and compiled on its
+    own (per_block)."""
     import torch
 
     for blocks in (model.layers, model.vision.layers):
         for i in range(len(blocks)):
-            block = SelectiveCheckpoint(blocks[i]) if sac else blocks[i]
+            block = checkpointed(blocks[i], ac) if ac != "none" else blocks[i]
             blocks[i] = torch.compile(block) if per_block else block
     return model
 
 
 def time_torch(model, batch, steps: int, warmup: int, device: str, dtype: str,
                deadline: float | None = None, compiled: bool = False,
-               tf32: bool = False, per_block: bool = False, sac: bool = False) -> dict:
+               tf32: bool = False, per_block: bool = False, ac: str = "none") -> dict:
     """PyTorch training from `model`'s (CPU) initial weights, which are left
     untouched. dtype bf16: the forward under torch.autocast(bf16), f32
     parameters, gradients and AdamW state (torch_train_oracle.py's recipe).
     compiled: the model under torch.compile (default mode) and the fused
     AdamW, what a user who wants speed runs; its compilation happens in the
     warmup steps; per_block: each block compiled on its own instead of the
-    whole model (torchtitan's way); sac: selective activation checkpointing
-    of each block. tf32: f32 matrix products (and cuDNN convolutions) on
+    whole model (torchtitan's way); ac: "full" or "selective" activation
+    checkpointing of each block. tf32: f32 matrix products (and cuDNN convolutions) on
     TF32 tensor cores, as glimmer-run --tf32."""
     import torch
 
@@ -599,8 +624,8 @@ def time_torch(model, batch, steps: int, warmup: int, device: str, dtype: str,
     opt = torch.optim.AdamW(params, lr=o["lr"], betas=tuple(o["betas"]), eps=o["eps"],
                             weight_decay=o["weight_decay"],
                             **({"fused": True} if compiled and cuda else {}))
-    if compiled and per_block or sac:
-        model = prepare_torch_blocks(model, compiled and per_block, sac)
+    if compiled and per_block or ac != "none":
+        model = prepare_torch_blocks(model, compiled and per_block, ac)
     if compiled and not per_block:
         model = torch.compile(model)
     autocast = torch.autocast(dev.type, dtype=torch.bfloat16, enabled=dtype == "bf16")
@@ -802,7 +827,7 @@ def cmd_run(a):
                                    compiled=fw == "torch.compile",
                                    tf32=a.tf32 and dtype == "f32",
                                    per_block=a.torch_compile == "per-block",
-                                   sac=a.torch_ac == "selective")
+                                   ac=a.torch_ac)
                 except Exception as e:  # e.g. out of memory: still report glimmer's numbers
                     r = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
                     gc.collect()
@@ -827,7 +852,7 @@ def cmd_run(a):
              + (", f32 GEMMs in TF32 (--tf32), " if a.tf32 else ", TF32 off, ")
              + f"AdamW + clip 1.0; median of {a.steps} steps after {a.warmup} warmup"
              + f"; torch.compile: {a.torch_compile}"
-             + (", PyTorch with selective AC" if a.torch_ac == "selective" else ""))
+             + (f", PyTorch with {a.torch_ac} AC" if a.torch_ac != "none" else ""))
     n_steps = a.warmup + a.steps
     print()
     print(f"### {title}")
@@ -965,9 +990,10 @@ def main():
     r.add_argument("--torch-compile", choices=["whole", "per-block"], default="whole",
                    help="torch.compile the whole model, or each decoder and vision block "
                    "on its own (torchtitan)")
-    r.add_argument("--torch-ac", choices=["none", "selective"], default="none",
-                   help="PyTorch's blocks under selective activation checkpointing "
-                   "(GEMM and attention outputs kept, the rest recomputed)")
+    r.add_argument("--torch-ac", choices=["none", "full", "selective"], default="none",
+                   help="PyTorch's blocks under activation checkpointing: full (each "
+                   "block's forward recomputed in its backward) or selective (GEMM and "
+                   "attention outputs kept, the rest recomputed)")
     r.add_argument("--tf32", action="store_true",
                    help="f32 GEMMs on TF32 tensor cores: glimmer-run --tf32 and PyTorch's "
                    "allow_tf32 (f32 programs; bf16 ones are not affected)")
