@@ -34,8 +34,9 @@ adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
   double bc2Sqrt = std::sqrt(bc2);
   return dispatchFloat(op, param, "param", [&](auto tag) {
     using T = decltype(tag);
-    Tensor p(param.dtype(), param.shape()), m(param.dtype(), param.shape()),
-        v(param.dtype(), param.shape());
+    // In place where the state is handed over (each element is read before
+    // it is written).
+    Tensor p = replacing(param), m = replacing(expAvg), v = replacing(expAvgSq);
     Tensor wide = widened(grad, param);
     const T *P = param.data<T>(), *G = wide.data<T>(), *M = expAvg.data<T>(),
             *Vs = expAvgSq.data<T>();
@@ -83,8 +84,8 @@ Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
   detail::requireOptimizerGrad(op, grad, param, gradScale);
   return dispatchFloat(op, param, "param", [&](auto tag) {
     using T = decltype(tag);
-    Tensor p(param.dtype(), param.shape());
     Tensor wide = widened(grad, param);
+    Tensor p = replacing(param);
     const T *P = param.data<T>(), *G = wide.data<T>();
     T *o = p.data<T>();
     const T wd = T(weightDecay), negLr = T(-lr);

@@ -286,6 +286,12 @@ Tensor Tensor::clone() const {
   return t;
 }
 
+Tensor glimmer_rt::replacing(const Tensor &input) {
+  if (input.soleOwner())
+    return input;
+  return Tensor(input.dtype(), input.shape(), input.device());
+}
+
 Tensor Tensor::to(Device target) const {
   if (!defined() || device() == target)
     return *this;

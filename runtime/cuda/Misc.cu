@@ -668,9 +668,9 @@ adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
   return dispatchFloat(op, param.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using A = acc_t<T>;
-    Tensor p = c.empty(param.dtype(), param.shape()),
-           m = c.empty(param.dtype(), param.shape()),
-           v = c.empty(param.dtype(), param.shape());
+    // In place where the state is handed over (adamwElement reads each
+    // element before it writes it).
+    Tensor p = replacing(param), m = replacing(expAvg), v = replacing(expAvgSq);
     int64_t n = param.numel();
     ErrorFlag flag(c);
     AdamWScalars<A> s{lr,         beta1,     beta2,        weightDecay != 0,
@@ -772,9 +772,8 @@ std::vector<Tensor> adamwUpdateList(
           for (int j = 0; j < batch.count; ++j) {
             size_t k = group[at + size_t(j)];
             const Tensor &param = params[k];
-            Tensor p = c.empty(param.dtype(), param.shape()),
-                   m = c.empty(param.dtype(), param.shape()),
-                   v = c.empty(param.dtype(), param.shape());
+            Tensor p = replacing(param), m = replacing(expAvgs[k]),
+                   v = replacing(expAvgSqs[k]);
             batch.p[j] = param.data<T>();
             batch.g[j] = grads[k].data<G>();
             batch.m[j] = expAvgs[k].data<T>();
@@ -828,7 +827,7 @@ Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
   return dispatchFloat(op, param.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using A = acc_t<T>;
-    Tensor p = c.empty(param.dtype(), param.shape());
+    Tensor p = replacing(param); // in place where the parameter is handed over
     auto run = [&](auto gradTag) {
       using G = decltype(gradTag);
       launch(c, param.numel(), sgdKernel<T, G>, param.data<T>(),

@@ -274,6 +274,9 @@ Trainer::StepResult Trainer::pipelineStep(const Batch &batch) {
       timed(pg, frame);
       addGradients(grads, pg, frame.outputs);
     }
+    // The stages' bound arguments hold the parameters: dropped first, so
+    // that the update may replace them in place.
+    mine.clear();
     norms[index] = applyStep(rank, grads);
     busy[index] = seconds;
     stashPeak[index] = keptPeak;

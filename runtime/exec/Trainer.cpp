@@ -210,6 +210,7 @@ Trainer::StepResult Trainer::step(const SafetensorsFile &data) {
 }
 
 Trainer::StepResult Trainer::step(const Batch &batch) {
+  requireState();
   if (batch.perRank.size() != ranks.local().size())
     throw RuntimeError("the batch was prepared for another set of ranks");
   if (!functions[0].stages.empty())
@@ -234,7 +235,9 @@ Trainer::StepResult Trainer::step(const Batch &batch) {
     }
     // The loss is read after the update is queued: reading it first would
     // wait for the backward to finish, leaving the device idle while the
-    // host queues the optimizer step.
+    // host queues the optimizer step. `args` holds the parameters: dropped
+    // first, so that the update may replace them in place.
+    args.clear();
     norms[index] = applyStep(rank, grads);
     losses[index] = loss.item(0);
   });
@@ -247,19 +250,38 @@ double Trainer::applyStep(int64_t rank, const State &grads) {
   const Function &apply = *functions[index].apply;
   Frame frame;
   frame.inputs = bind(apply, rank, nullptr, grads);
-  apply.entry(frame);
   RankState &state = states[index];
-  for (size_t i = 1; i < apply.results.size(); ++i) {
-    const Slot &slot = apply.results[i];
-    State &target = slot.role == Role::Parameter ? state.params
-                    : slot.role == Role::ExpAvg  ? state.expAvg
-                                                 : state.expAvgSq;
-    target[slot.name] = frame.outputs[i];
+  auto target = [&](Role role) -> State & {
+    return role == Role::Parameter ? state.params
+           : role == Role::ExpAvg  ? state.expAvg
+                                   : state.expAvgSq;
+  };
+  // The update replaces the parameters and moments it returns: the frame
+  // takes the trainer's handles on them, so that where nothing else holds
+  // them (Tensor::soleOwner) the update runs in place and the old and the
+  // new optimizer state (12 bytes a parameter in f32) never coexist.
+  for (size_t i = 1; i < apply.results.size(); ++i)
+    target(apply.results[i].role).erase(apply.results[i].name);
+  try {
+    apply.entry(frame);
+  } catch (...) {
+    stateLost = true;
+    throw;
   }
+  for (size_t i = 1; i < apply.results.size(); ++i)
+    target(apply.results[i].role)[apply.results[i].name] = frame.outputs[i];
   return frame.outputs[0].item(0);
 }
 
+void Trainer::requireState() const {
+  if (stateLost)
+    throw RuntimeError("an earlier optimizer update failed after taking the "
+                       "state it replaces: the parameters and optimizer "
+                       "state are lost; start again from a checkpoint");
+}
+
 Trainer::State Trainer::gather(State RankState::*which) const {
+  requireState();
   const SpmdContext &layout = program.layout();
   if (layout.pp() > 1 && !ranks.runsAll())
     throw RuntimeError("pipeline stages hold their parameters on ranks in "

@@ -292,8 +292,13 @@ Value OpLowering::listOf(ValueRange values) {
     SmallVector<int64_t> indices;
     for (Value v : values)
       indices.push_back(cast<BlockArgument>(v).getArgNumber());
-    return buildList(
-        call(Kernel::inputList).operand(function.frameValue()).ints(indices));
+    // Arguments read only here leave the frame with the list, so that a
+    // kernel may reuse the storage of those no caller holds either (an
+    // optimizer's state updated in place).
+    bool onlyHere = llvm::all_of(values, [](Value v) { return v.hasOneUse(); });
+    return buildList(call(onlyHere ? Kernel::takeInputList : Kernel::inputList)
+                         .operand(function.frameValue())
+                         .ints(indices));
   }
   return buildList(call(Kernel::tensorList, values));
 }

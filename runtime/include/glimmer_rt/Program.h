@@ -50,6 +50,22 @@ inline std::vector<Tensor> inputList(Frame &frame,
   return values;
 }
 
+/// Like inputList, moving the arguments out of the frame (the compiler
+/// emits it for arguments the program reads nowhere else): the list then
+/// holds the program's only handle on each, and a kernel may replace one in
+/// place where no caller holds it either (an optimizer's state; see
+/// glimmer_rt::replacing).
+inline std::vector<Tensor> takeInputList(Frame &frame,
+                                         const std::vector<int64_t> &indices) {
+  std::vector<Tensor> values;
+  values.reserve(indices.size());
+  for (int64_t i : indices) {
+    values.push_back(input(frame, i));
+    frame.inputs[i] = Tensor();
+  }
+  return values;
+}
+
 /// Writes element k of `values` as result `indices[k]` of the frame,
 /// moving it out of the list.
 inline void outputList(Frame &frame, std::vector<Tensor> &values,

@@ -91,6 +91,12 @@ public:
   Tensor view(Shape shape) const;
   /// A deep copy on the same device.
   Tensor clone() const;
+  /// Whether this handle is the only one on its storage and covers it from
+  /// its start: nothing else can read the storage, so a kernel may write a
+  /// result there in place of allocating one.
+  bool soleOwner() const {
+    return buffer && buffer.use_count() == 1 && offset == 0;
+  }
   /// This tensor on `device` (itself when already there, else a copy).
   Tensor to(Device device) const;
   /// Element `i` (row-major) converted to double, for tests and printing
@@ -105,6 +111,13 @@ private:
   std::shared_ptr<Buffer> buffer;
   size_t offset = 0;
 };
+
+/// Storage for a result shaped like `input` that replaces it (an optimizer's
+/// new parameter): `input`'s own storage when `input` is its sole owner, so
+/// the update runs in place, as torch.optim's do, instead of holding the old
+/// and the new state at once; else new storage on its device. Only kernels
+/// that read each element before writing it there may use it.
+Tensor replacing(const Tensor &input);
 
 /// Number of elements of a shape.
 int64_t numElements(const Shape &shape);

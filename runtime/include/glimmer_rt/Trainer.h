@@ -222,6 +222,11 @@ private:
   /// Slots of the state (from @apply_step's arguments), by name.
   std::map<std::string, Slot> paramSlots, bufferSlots;
   int64_t steps = 0;
+  /// Set when an optimizer update failed after taking the state it
+  /// replaces (see applyStep): later steps and reads of the state refuse
+  /// to run (requireState).
+  bool stateLost = false;
+  void requireState() const;
 };
 
 /// What the training loop of glimmer-train and glimmer-run does.

@@ -1,12 +1,12 @@
 // RUN: glimmer-translate --emit-cpp %s | FileCheck %s
 
 // sum_squares becomes one runtime call on a list of its inputs (here the
-// function's arguments, read from the frame as one list); the list is
+// function's arguments, read only here: moved out of the frame as one list); the list is
 // released right after the call (it would otherwise hold every gradient
 // until the function returns). The result's type is passed: a bf16 input
 // (a gradient left in bf16 by glimmer-narrow-gradients) sums into f32.
 // CHECK-LABEL: void apply_step(
-// CHECK: std::vector<glimmer_rt::Tensor> [[L:v[0-9]+]] = glimmer_rt::inputList(v1, {0, 1});
+// CHECK: std::vector<glimmer_rt::Tensor> [[L:v[0-9]+]] = glimmer_rt::takeInputList(v1, {0, 1});
 // CHECK-NEXT: glimmer_rt::Tensor [[S:v[0-9]+]] = glimmer_rt::sumSquares([[L]], glimmer_rt::DType::F32);
 // CHECK-NEXT: glimmer_rt::release([[L]]);
 // CHECK: glimmer_rt::sqrt([[S]])
