@@ -18,8 +18,7 @@ the program asserts the same condition on the same values, PyTorch running
 the saved program still raises when it is false, and a consumer sees a
 tensor check instead of host scalars. No assertion is dropped: one whose
 condition reads anything else (a size, another operator) is left as it is,
-and an
-`.item()` that the program also reads elsewhere (as a size) stays there.
+and an `.item()` that the program also reads elsewhere (as a size) stays.
 """
 
 import operator
