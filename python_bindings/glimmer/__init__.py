@@ -34,13 +34,25 @@ from collections.abc import Mapping
 
 from ._glimmer import _CHECKPOINT_STEP_KEY, SpmdContext
 
-__all__ = ["SpmdContext", "CompileError", "Program", "compile"]
+__all__ = ["SpmdContext", "CompileError", "Program", "compile",
+           "prepare_export"]
 
 
 class CompileError(Exception):
     """Compiling a model failed. The message is the compiler's diagnostics,
     formatted as glimmer-train prints them (`file:line:col: error: ...`,
     with the source line where the location has one)."""
+
+
+def prepare_export(program):
+    """What `torch.export.save` cannot write, rewritten into what it can
+    (docs/TorchExport.md): data-dependent checks as tensor assertions
+    (export_assertions), torch.vmap as the batched ops (export_vmap).
+    Rewrites `program` and returns the program to save."""
+    from .export_assertions import lift_scalar_assertions
+    from .export_vmap import trace_out_vmap
+    lift_scalar_assertions(program)
+    return trace_out_vmap(program)
 
 
 def _native():
@@ -408,6 +420,7 @@ class Program:
                 strict=False)
         if torch is not None and isinstance(model,
                                             torch.export.ExportedProgram):
+            model = prepare_export(model)
             path = os.path.join(self._tmp.name, "model.pt2")
             torch.export.save(model, path)
             return path

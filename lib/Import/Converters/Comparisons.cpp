@@ -62,6 +62,9 @@ void OpConverter::registerComparisonConverters() {
   };
   C["aten::any"] = anyAll(ReductionKind::Max);
   C["aten::all"] = anyAll(ReductionKind::Min);
+  // torch._check_tensor_all's reduction (a 0-d bool of the whole tensor).
+  C["aten::_is_all_true"] = C["aten::all"];
+  C["aten::_is_any_true"] = C["aten::any"];
   C["aten::logical_not"] = [this, asMask](OpCall *n) {
     MValue m = asMask(in(n, 0));
     setTensor(

@@ -108,7 +108,6 @@ void OpConverter::registerConvolutionConverters() {
     setTensor(n, conv2d(x, w, bias, intList(in(n, 3)), intList(in(n, 4)),
                         intList(in(n, 5)), groups));
   };
-  C["aten::conv2d"] = C["aten::_convolution"];
   C["aten::convolution"] = C["aten::_convolution"];
   // nn.Conv2d(padding="valid" / "same"): the padding as numbers. "same"
   // pads (k - 1) / 2 on each side, symmetric for odd kernels at stride 1
@@ -133,6 +132,13 @@ void OpConverter::registerConvolutionConverters() {
     }
     setTensor(n, conv2d(x, w, bias, stride, padding, intList(in(n, 5)),
                         in(n, 6).asInt()));
+  };
+  // conv2d: numeric padding, or conv2d.padding's string (what torch.export
+  // records for nn.Conv2d(padding="valid"), where TorchScript records
+  // _convolution_mode).
+  C["aten::conv2d"] = [this](OpCall *n) {
+    converters[in(n, 4).kind == Imp::Str ? "aten::_convolution_mode"
+                                         : "aten::_convolution"](n);
   };
   C["aten::convolution_backward"] = [this](OpCall *n) {
     convertConvolutionBackward(n);

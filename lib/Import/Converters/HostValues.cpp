@@ -81,6 +81,32 @@ void OpConverter::registerHostValueConverters() {
       fail("assertion failed: " + (in(n, 1).kind == Imp::Str ? in(n, 1).s
                                                               : std::string()));
   };
+  // A tensor assertion (torch._assert_async, and the form
+  // glimmer.export_assertions gives export's data-dependent checks): known
+  // at import, checked now; computed at run time, checked by the program as
+  // indices (0 where the condition holds) that must lie in [0, 1). The
+  // check's result is unused, and the op is kept for its failure.
+  C["aten::_assert_async"] = [this](OpCall *n) {
+    std::string message = n->numInputs() > 1 && in(n, 1).kind == Imp::Str
+                              ? in(n, 1).s
+                              : std::string("assertion");
+    Imp &cond = in(n, 0);
+    if (cond.isNumber()) {
+      if (cond.asInt() == 0)
+        fail("assertion failed: " + message);
+      return;
+    }
+    MValue t = tensorIn(n, 0);
+    MValue failed =
+        convert(compare(CompareDirection::EQ, Imp::ofTensor(t), Imp::ofInt(0)),
+                i64());
+    CheckIndicesOp::create(
+        b, loc, reshape(failed, {numElements(shapeOf(t))}),
+        b.getI64IntegerAttr(1),
+        b.getStringAttr("assert (" + message + " does not hold; 1 marks "
+                        "where the condition is false)"),
+        mlir::IntegerAttr());
+  };
   C["aten::dim"] = [this](OpCall *n) {
     setOut(n, 0, Imp::ofInt(shapeOf(tensorIn(n, 0)).size()));
   };

@@ -1,7 +1,7 @@
 //===- Slicing.cpp - Slice, select and split converters -------------------===//
 //
 // Ops that take parts of a tensor along one dimension: slice, narrow and
-// select (views, Aliasing.cpp), and unbind, chunk and split.
+// select (views, Aliasing.cpp), unbind, chunk and split, and diff.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,6 +67,27 @@ MValue OpConverter::applyView(MValue v, llvm::ArrayRef<ViewStep> steps) {
 
 void OpConverter::registerSlicingConverters() {
   auto &C = converters;
+  // diff(self, n, dim, prepend, append): the n-th forward difference along
+  // dim of prepend ++ self ++ append (inequality for booleans, as PyTorch).
+  C["aten::diff"] = [this](OpCall *n) {
+    MValue x = tensorIn(n, 0);
+    int64_t order = in(n, 1).asInt();
+    int64_t dim = normDim(in(n, 2).asInt(), shapeOf(x).size());
+    std::vector<MValue> parts;
+    for (size_t i : {size_t(3), size_t(0), size_t(4)})
+      if (in(n, i).kind == Imp::Tensor)
+        parts.push_back(tensorIn(n, i));
+    if (parts.size() > 1)
+      x = ConcatOp::create(b, loc, parts, b.getI64IntegerAttr(dim));
+    for (int64_t k = 0; k < order && shapeOf(x)[dim] > 0; ++k) {
+      int64_t len = shapeOf(x)[dim];
+      Imp next = Imp::ofTensor(slice(x, dim, 1, len, 1));
+      Imp prev = Imp::ofTensor(slice(x, dim, 0, len - 1, 1));
+      x = elemOf(x).isInteger(1) ? compare(CompareDirection::NE, next, prev)
+                                 : binary<SubOp>(next, prev);
+    }
+    setTensor(n, x);
+  };
   auto clampIndex = [](int64_t v, int64_t size) {
     if (v < 0)
       v += size;

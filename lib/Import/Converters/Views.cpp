@@ -39,6 +39,8 @@ void OpConverter::registerViewConverters() {
   };
   C["aten::reshape"] = C["aten::view"];
   C["aten::_reshape_alias"] = C["aten::view"];
+  // A view without the alias bookkeeping (what decompositions emit).
+  C["aten::_unsafe_view"] = C["aten::view"];
   C["aten::view_as"] = [this, viewTo](OpCall *n) {
     auto s = shapeOf(tensorIn(n, 1));
     viewTo(n, std::vector<int64_t>(s.begin(), s.end()));
