@@ -39,8 +39,7 @@ std::string dtypeLiteral(Type t) {
 static constexpr llvm::StringLiteral kTensorType = "glimmer_rt::Tensor";
 static constexpr llvm::StringLiteral kFrameType = "glimmer_rt::Frame&";
 
-/// The module path of an op, from the importer's NameLoc, or "".
-static StringRef modulePathOf(Location loc) {
+StringRef FunctionLowering::modulePathOf(Location loc) {
   if (auto name = dyn_cast<NameLoc>(loc))
     return name.getName().getValue();
   if (auto fused = dyn_cast<FusedLoc>(loc))
@@ -78,16 +77,6 @@ LogicalResult FunctionLowering::run() {
   // their input's variable: a variable is released after the last use of
   // any value it holds. Arguments and returned values are held by the frame.
   Block &body = func.getBody().front();
-  auto variableOf = [](Value v) {
-    while (Operation *def = v.getDefiningOp()) {
-      if (!isa<ShardingConstraintOp, PvaryOp, StopGradientOp>(def))
-        break;
-      v = def->getOperand(0);
-    }
-    return v;
-  };
-  DenseMap<Value, Operation *> lastUse;
-  DenseSet<Value> held;
   for (Operation &op : body) {
     for (Value operand : op.getOperands()) {
       Value var = variableOf(operand);
@@ -98,16 +87,24 @@ LogicalResult FunctionLowering::run() {
     for (Value r : op.getResults())
       lastUse.try_emplace(variableOf(r), &op);
   }
-  DenseMap<Operation *, SmallVector<Value>> releaseAfter;
   for (Operation &op : body)
     for (Value r : op.getResults())
       if (variableOf(r) == r && !held.contains(r))
         releaseAfter[lastUse.lookup(r)].push_back(r);
-  for (Operation &op : body) {
-    if (failed(lower(&op)))
+  for (Operation *op = &body.front(); op; op = op->getNextNode()) {
+    // A rolled run releases what its calls used last itself.
+    if (auto call = dyn_cast<func::CallOp>(op))
+      if (Operation *last = lowerRun(call)) {
+        op = last;
+        continue;
+      }
+    if (failed(lower(op)))
       return failure();
-    for (Value v : releaseAfter.lookup(&op))
-      RuntimeCall(b, op.getLoc(), Kernel::release).operand(map(v)).build({});
+    for (Value t : temporaries)
+      RuntimeCall(b, op->getLoc(), Kernel::release).operand(t).build({});
+    temporaries.clear();
+    for (Value v : releaseAfter.lookup(op))
+      releaseValue(v);
   }
   emitc::ReturnOp::create(b, func.getLoc(), Value());
 
@@ -123,6 +120,27 @@ LogicalResult FunctionLowering::run() {
   return success();
 }
 
+Value FunctionLowering::variableOf(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<ShardingConstraintOp, PvaryOp, StopGradientOp>(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
+void FunctionLowering::releaseValue(Value v) {
+  Location loc = v.getLoc();
+  if (auto it = stored.find(v); it != stored.end())
+    RuntimeCall(b, loc, Kernel::releaseStored)
+        .operand(it->second.store)
+        .integer(it->second.iteration)
+        .integer(it->second.column)
+        .build({});
+  else
+    RuntimeCall(b, loc, Kernel::release).operand(map(v)).build({});
+}
+
 bool FunctionLowering::isArgument(Value v) {
   auto arg = dyn_cast_if_present<BlockArgument>(v);
   return arg && arg.getOwner()->getParentOp() == func.getOperation();
@@ -131,6 +149,16 @@ bool FunctionLowering::isArgument(Value v) {
 Value FunctionLowering::map(Value v) {
   if (Value mapped = mapping.lookup(v))
     return mapped;
+  // A copy for this op alone: the store keeps the value for later ops.
+  if (auto it = stored.find(variableOf(v)); it != stored.end()) {
+    Value copy = RuntimeCall(b, v.getLoc(), Kernel::stored)
+                     .operand(it->second.store)
+                     .integer(it->second.iteration)
+                     .integer(it->second.column)
+                     .build(tensor)[0];
+    temporaries.push_back(copy);
+    return copy;
+  }
   if (!isArgument(v))
     return Value();
   // Read where first used: an argument only list ops read (an optimizer's
@@ -203,17 +231,21 @@ LogicalResult FunctionLowering::lower(Operation *op) {
       .Case([&](FusionOp f) { return lowerFusion(f); })
       .Case([&](func::CallOp c) { return lowerCall(c); })
       .Case([&](ShardingConstraintOp s) {
-        mapping[s.getResult()] = map(s.getInput());
+        // A stored input is read from its store where used (map).
+        if (!stored.count(variableOf(s.getInput())))
+          mapping[s.getResult()] = map(s.getInput());
         return success();
       })
       .Case([&](PvaryOp p) {
         // Identity forward; it exists for its VJP.
-        mapping[p.getResult()] = map(p.getInput());
+        if (!stored.count(variableOf(p.getInput())))
+          mapping[p.getResult()] = map(p.getInput());
         return success();
       })
       .Case([&](StopGradientOp s) {
         // Identity forward; it exists for its (empty) VJP.
-        mapping[s.getResult()] = map(s.getInput());
+        if (!stored.count(variableOf(s.getInput())))
+          mapping[s.getResult()] = map(s.getInput());
         return success();
       })
       .Default(

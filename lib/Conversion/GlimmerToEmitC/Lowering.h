@@ -19,6 +19,8 @@
 
 namespace glimmer {
 
+struct LayerRun;
+
 /// The program's fused kernels: one CUDA source, kernels numbered in order
 /// of first use; fusions whose kernels read alike share one. A kernel works
 /// on flat indices, so fusions of different shapes can share it (a text norm
@@ -64,6 +66,18 @@ public:
       mapping[old] = now;
   }
 
+  /// The module path of an op, from the importer's NameLoc, or "".
+  static llvm::StringRef modulePathOf(mlir::Location loc);
+  /// The value whose variable `v` shares (through the ops lowered to none).
+  static mlir::Value variableOf(mlir::Value v);
+
+  /// Where a value computed in a rolled run is kept: its store variable,
+  /// iteration and column.
+  struct StoredAt {
+    mlir::Value store;
+    int64_t iteration, column;
+  };
+
 private:
   /// Lowers `op` at the builder's insertion point.
   mlir::LogicalResult lower(mlir::Operation *op);
@@ -74,6 +88,14 @@ private:
   /// `static std::vector<Tensor> NAME(const std::vector<Tensor> &)` running
   /// the fusion's ops one by one, before the function being lowered.
   mlir::LogicalResult emitFusedOps(FusionOp fusion, llvm::StringRef name);
+  /// Lowers the calls from `first` on as one runtime loop (runLayers) where
+  /// they repeat the same calls on per-iteration values (LowerLayerRuns.cpp);
+  /// returns the last op it lowered, or nullptr where they do not.
+  mlir::Operation *lowerRun(mlir::func::CallOp first);
+  /// Emits the planned run; returns its last call.
+  mlir::Operation *emitRun(LayerRun &run, unsigned columns, unsigned outputs);
+  /// Drops the function's handle on `v` after its last use.
+  void releaseValue(mlir::Value v);
 
   mlir::OpBuilder &b;
   mlir::func::FuncOp func;
@@ -82,8 +104,19 @@ private:
   mlir::Type list;
   mlir::Value frame;
   llvm::DenseMap<mlir::Value, mlir::Value> mapping;
-  /// Results already written to the frame (takeResults).
+  /// Results already written to the frame (takeResults, lowerRun).
   llvm::DenseSet<mlir::Value> returned;
+  /// The values rolled runs keep in their stores.
+  llvm::DenseMap<mlir::Value, StoredAt> stored;
+  /// Copies of stored values read by the op being lowered, released after it.
+  llvm::SmallVector<mlir::Value> temporaries;
+  /// Each variable's last user, and the variables the frame holds
+  /// (arguments and returned values), which are never released.
+  llvm::DenseMap<mlir::Value, mlir::Operation *> lastUse;
+  llvm::DenseSet<mlir::Value> held;
+  /// The variables released after each op.
+  llvm::DenseMap<mlir::Operation *, llvm::SmallVector<mlir::Value>>
+      releaseAfter;
   std::string lastPath;
   FusedKernelTable &kernels;
   mlir::Operation *emitted = nullptr; // the emitc.func being built

@@ -435,22 +435,24 @@ AutodiffPass::buildGradStep(func::FuncOp forward, const GradSpec &spec) {
   // parameter's all_gather) has already summed. (A stage's activation
   // cotangents are whole: a rank's activations reach its own share of the
   // loss only, through collectives whose VJPs sum the rest.)
+  // Set at once at the end: each setResultAttr rebuilds every result's
+  // attributes (quadratic in the parameter count).
+  SmallVector<NamedAttrList> resultAttrs(results.size());
   ArrayAttr lossPartial = spec.lossPartial;
   if (lossPartial && loss)
-    gradStep.setResultAttr(0, kPartialAttr, lossPartial);
+    resultAttrs[0].set(kPartialAttr, lossPartial);
   for (auto [k, i] : llvm::enumerate(activations)) {
     bool fromPrologue = bool(gradStep.getArgAttr(i, kPrologueAttr));
-    gradStep.setResultAttr(
-        (loss ? 1 : 0) + k,
+    resultAttrs[(loss ? 1 : 0) + k].set(
         fromPrologue ? kPrologueGradAttr : kActivationGradAttr,
         gradStep.getArgAttr(i, fromPrologue ? kPrologueAttr : kActivationAttr));
   }
   for (auto [k, i] : llvm::enumerate(differentiated)) {
     auto name = gradStep.getArgAttrOfType<StringAttr>(i, kParamAttr);
-    gradStep.setResultAttr(firstGrad + k, kGradAttr, name);
+    resultAttrs[firstGrad + k].set(kGradAttr, name);
     for (StringRef attr : kShardAttrs)
       if (Attribute a = gradStep.getArgAttr(i, attr))
-        gradStep.setResultAttr(firstGrad + k, attr, a);
+        resultAttrs[firstGrad + k].set(attr, a);
     SmallVector<StringRef> summed = gatheredAxes(gradStep.getArgument(i));
     SmallVector<StringRef> remaining;
     if (lossPartial)
@@ -475,9 +477,13 @@ AutodiffPass::buildGradStep(func::FuncOp forward, const GradSpec &spec) {
       }
     }
     if (!remaining.empty())
-      gradStep.setResultAttr(firstGrad + k, kPartialAttr,
-                             b.getStrArrayAttr(remaining));
+      resultAttrs[firstGrad + k].set(kPartialAttr,
+                                     b.getStrArrayAttr(remaining));
   }
+  SmallVector<DictionaryAttr> dicts;
+  for (NamedAttrList &attrs : resultAttrs)
+    dicts.push_back(attrs.getDictionary(gradStep.getContext()));
+  gradStep.setAllResultAttrs(dicts);
   return differentiated;
 }
 
@@ -525,15 +531,21 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
                                     b.getFunctionType(argTypes, {}));
   Block *entry = apply.addEntryBlock();
   unsigned stride = adamw ? 4 : 2;
+  // Set at once: each setArgAttr rebuilds every argument's attributes.
+  SmallVector<NamedAttrList> argAttrs(argTypes.size());
   for (auto [i, attr] : llvm::enumerate(argNames)) {
-    apply.setArgAttr(i, attr.first, attr.second);
+    argAttrs[i].set(attr.first, attr.second);
     // Sharded parameters: the optimizer runs on the rank's piece, with
     // gradient and state cut the same way.
     for (StringRef shardAttr : kShardAttrs)
       if (Attribute a = forward.getArgAttr(params[i / stride], shardAttr))
-        apply.setArgAttr(i, shardAttr, a);
+        argAttrs[i].set(shardAttr, a);
   }
-  apply.setArgAttr(argTypes.size() - 1, kStepAttr, b.getUnitAttr());
+  argAttrs.back().set(kStepAttr, b.getUnitAttr());
+  SmallVector<DictionaryAttr> argDicts;
+  for (NamedAttrList &attrs : argAttrs)
+    argDicts.push_back(attrs.getDictionary(apply.getContext()));
+  apply.setAllArgAttrs(argDicts);
   b.setInsertionPointToStart(entry);
 
   auto normType = cast<RankedTensorType>(lossType);
@@ -668,19 +680,24 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
     resultTypes.push_back(r.getType());
   apply.setType(b.getFunctionType(argTypes, resultTypes));
   size_t n = params.size();
+  SmallVector<NamedAttrList> resultAttrs(results.size());
   for (size_t k = 0; k < n; ++k) {
     StringAttr name =
         forward.getArgAttrOfType<StringAttr>(params[k], kParamAttr);
-    apply.setResultAttr(1 + k, kParamAttr, name);
+    resultAttrs[1 + k].set(kParamAttr, name);
     if (adamw) {
-      apply.setResultAttr(1 + n + k, kExpAvgAttr, name);
-      apply.setResultAttr(1 + 2 * n + k, kExpAvgSqAttr, name);
+      resultAttrs[1 + n + k].set(kExpAvgAttr, name);
+      resultAttrs[1 + 2 * n + k].set(kExpAvgSqAttr, name);
     }
     for (StringRef shardAttr : kShardAttrs)
       if (Attribute a = forward.getArgAttr(params[k], shardAttr))
         for (size_t r = 0; r < (adamw ? 3 : 1); ++r)
-          apply.setResultAttr(1 + r * n + k, shardAttr, a);
+          resultAttrs[1 + r * n + k].set(shardAttr, a);
   }
+  SmallVector<DictionaryAttr> resultDicts;
+  for (NamedAttrList &attrs : resultAttrs)
+    resultDicts.push_back(attrs.getDictionary(apply.getContext()));
+  apply.setAllResultAttrs(resultDicts);
   return success();
 }
 
