@@ -41,6 +41,10 @@ struct AttentionMaskForm {
   bool blockMembers = false;
   /// Boolean conditions each query or key must meet (padding); ANDed.
   std::vector<mlir::Value> queryKeep, keyKeep;
+  /// Integer ids a query and a key must share (`qd == kd`: packed
+  /// sequences, transformers' `find_packed_sequence_indices`), as
+  /// glimmer.attention's documents. Null without; never with keep terms.
+  mlir::Value queryIds, keyIds;
 };
 
 /// Which of the forms a [rows, cols] boolean matrix (row-major; row i for

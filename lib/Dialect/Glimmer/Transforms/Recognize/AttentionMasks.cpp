@@ -226,6 +226,8 @@ struct Conjunction {
   std::vector<Block> blocks;
   /// Per-token conditions on one side (padding).
   std::vector<Value> queryKeep, keyKeep;
+  /// "same id" terms, qd == kd (packed sequences).
+  std::vector<std::pair<Value, Value>> sameIds;
 };
 
 class Reader {
@@ -247,6 +249,11 @@ public:
         c.keyKeep.push_back(side);
         return true;
       }
+    }
+    Value q, k;
+    if (readEquality(v, q, k)) {
+      c.sameIds.push_back({q, k});
+      return true;
     }
     if (auto m = constantMatrix(v, tq, tk)) {
       if (c.constant.empty())
@@ -418,7 +425,8 @@ std::optional<AttentionMaskForm> recognizeAttentionMask(Value mask) {
     finiteDrop = std::isfinite(*drop);
   }
   Conjunction c;
-  if (!Reader(tq, tk).conjoin(mask, c) || c.blocks.size() > 1)
+  if (!Reader(tq, tk).conjoin(mask, c) || c.blocks.size() > 1 ||
+      c.sameIds.size() > 1)
     return std::nullopt;
   std::optional<AttentionMaskForm> form;
   if (c.constant.empty())
@@ -450,6 +458,16 @@ std::optional<AttentionMaskForm> recognizeAttentionMask(Value mask) {
       return std::nullopt;
     form->queryKeep = c.queryKeep;
     form->keyKeep = c.keyKeep;
+  }
+  if (!c.sameIds.empty()) {
+    // The ids are the documents as they are. With padding terms too, the
+    // two would have to share the document ids (not read: the mask stays
+    // spelled out); a query whose id no key shares would see nothing, which
+    // the most negative float does not express.
+    if (finiteDrop || form->queryKeep.size() || form->keyKeep.size())
+      return std::nullopt;
+    form->queryIds = c.sameIds.front().first;
+    form->keyIds = c.sameIds.front().second;
   }
   return form;
 }
@@ -493,6 +511,10 @@ AttentionOp buildMaskedAttention(OpBuilder &b, Location loc, Value q, Value k,
                                  double scale) {
   ArrayRef<int64_t> qs = typeOf(q).getShape(), ks = typeOf(k).getShape();
   int64_t batch = qs[0], tq = qs[2], tk = ks[2];
+  auto toI64 = [&](Value x) -> Value {
+    auto type = RankedTensorType::get(typeOf(x).getShape(), b.getI64Type());
+    return type == x.getType() ? x : ConvertOp::create(b, loc, type, x);
+  };
   Value qBlocks, kBlocks;
   if (form.queryBlocks) {
     qBlocks = perToken(b, loc, form.queryBlocks, batch, tq);
@@ -504,11 +526,6 @@ AttentionOp buildMaskedAttention(OpBuilder &b, Location loc, Value q, Value k,
       kBlocks = choose(b, loc, kBlocks, splatI64(b, loc, batch, tk, 0),
                        splatI64(b, loc, batch, tk, -1));
     } else {
-      auto toI64 = [&](Value x) -> Value {
-        auto type = RankedTensorType::get(typeOf(x).getShape(),
-                                          b.getI64Type());
-        return type == x.getType() ? x : ConvertOp::create(b, loc, type, x);
-      };
       qBlocks = toI64(qBlocks);
       kBlocks = toI64(kBlocks);
     }
@@ -527,6 +544,11 @@ AttentionOp buildMaskedAttention(OpBuilder &b, Location loc, Value q, Value k,
     };
     qDocs = ids(form.queryKeep, tq, -1);
     kDocs = ids(form.keyKeep, tk, -2);
+  }
+  // Shared ids (packed sequences) are the documents themselves.
+  if (form.queryIds) {
+    qDocs = toI64(perToken(b, loc, form.queryIds, batch, tq));
+    kDocs = toI64(perToken(b, loc, form.keyIds, batch, tk));
   }
   // Global view: token i sits at position i. The causal mask is a
   // comparison of positions, which survives the CP permutation.

@@ -96,3 +96,38 @@ func.func @softmax_over_queries(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> 
   %o = glimmer.matmul %p, %q : tensor<1x1x4x4xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
   return %o : tensor<1x1x4x8xf32>
 }
+
+// -----
+
+// Causal attention within packed sequences (transformers'
+// find_packed_sequence_indices: a query sees the earlier keys of its own
+// sequence, `causal & ids[q] == ids[k]`), -inf where a key is hidden:
+// glimmer.attention with the sequence ids as its documents.
+// CHECK-LABEL: func.func @eager_causal_packed_sequences
+// CHECK: %[[QD:.*]] = glimmer.reshape %{{.*}} : tensor<1x1x4x1xi64> -> tensor<1x4xi64>
+// CHECK: %[[P:.*]] = glimmer.iota dim = 1 : tensor<1x4xi64>
+// CHECK: glimmer.attention %arg0, %arg1, %arg2 positions(%[[P]], %[[P]] : tensor<1x4xi64>, tensor<1x4xi64>) documents(%[[QD]], %arg3 : tensor<1x4xi64>, tensor<1x4xi64>) causal
+// CHECK-NOT: glimmer.softmax
+func.func @eager_causal_packed_sequences(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x4x16xf32>, %v: tensor<1x2x4x16xf32>, %ids: tensor<1x4xi64>) -> tensor<1x2x4x16xf32> {
+  %tril = glimmer.constant dense<[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
+  %m4 = glimmer.reshape %tril : tensor<4x4xi1> -> tensor<1x1x4x4xi1>
+  %qi = glimmer.reshape %ids : tensor<1x4xi64> -> tensor<1x1x4x1xi64>
+  %ki = glimmer.reshape %ids : tensor<1x4xi64> -> tensor<1x1x1x4xi64>
+  %qb = glimmer.broadcast_in_dim %qi dims = [0, 1, 2, 3] : tensor<1x1x4x1xi64> -> tensor<1x1x4x4xi64>
+  %kb = glimmer.broadcast_in_dim %ki dims = [0, 1, 2, 3] : tensor<1x1x1x4xi64> -> tensor<1x1x4x4xi64>
+  %same = glimmer.compare eq, %qb, %kb : tensor<1x1x4x4xi64>
+  %false = glimmer.constant dense<false> : tensor<1x1x4x4xi1>
+  %both = glimmer.select %m4, %same, %false : tensor<1x1x4x4xi1>, tensor<1x1x4x4xi1>
+  %zero = glimmer.constant dense<0.0> : tensor<1x1x4x4xf32>
+  %ninf = glimmer.constant dense<0xFF800000> : tensor<1x1x4x4xf32>
+  %mask = glimmer.select %both, %zero, %ninf : tensor<1x1x4x4xi1>, tensor<1x1x4x4xf32>
+  %kt = glimmer.transpose %k permutation = [0, 1, 3, 2] : tensor<1x2x4x16xf32> -> tensor<1x2x16x4xf32>
+  %s = glimmer.matmul %q, %kt : tensor<1x2x4x16xf32>, tensor<1x2x16x4xf32> -> tensor<1x2x4x4xf32>
+  %c = glimmer.constant dense<0.25> : tensor<1x2x4x4xf32>
+  %ss = glimmer.mul %s, %c : tensor<1x2x4x4xf32>
+  %heads = glimmer.broadcast_in_dim %mask dims = [0, 1, 2, 3] : tensor<1x1x4x4xf32> -> tensor<1x2x4x4xf32>
+  %a = glimmer.add %ss, %heads : tensor<1x2x4x4xf32>
+  %p = glimmer.softmax %a dim = 3 : tensor<1x2x4x4xf32>
+  %o = glimmer.matmul %p, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x16xf32> -> tensor<1x2x4x16xf32>
+  return %o : tensor<1x2x4x16xf32>
+}
