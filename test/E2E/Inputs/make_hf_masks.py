@@ -13,6 +13,10 @@ block is longer than the window, so its first tokens stay visible to its
 last ones only through the block term.
 Layer 3, a sliding window known at trace time (a Mistral-style constant
 causal band).
+Layer 4, packed sequences as transformers finds them under torch.export
+(find_packed_sequence_indices: a new sequence wherever the ids do not step
+by one, here where token_type_ids changes; a diff and a cumsum): causal &
+same sequence, a boolean mask.
 
 hf_masks_eager.pt is the same model with Hugging Face's eager attention
 (keys and values repeated for GQA, q @ k^T * scale plus the mask as 0 / the
@@ -54,6 +58,7 @@ class HfMaskLM(torch.nn.Module):
         self.prefix_attn = Attention(HKV)
         self.sliding_attn = Attention(H)
         self.band_attn = Attention(HKV)
+        self.packed_attn = Attention(HKV)
         self.norm = torch.nn.LayerNorm(D)
         self.head = torch.nn.Linear(D, V, bias=False)
 
@@ -80,6 +85,11 @@ class HfMaskLM(torch.nn.Module):
         # A band known at trace time.
         band = (kv_idx <= q_idx) & (q_idx - kv_idx < WINDOW)
         x = x + self.band_attn(x, band)
+        # Packed sequences: a new one wherever token_type_ids changes.
+        step = torch.diff(token_type_ids, prepend=token_type_ids[:, :1])
+        sequence = (step != 0).cumsum(-1)
+        packed = causal & (sequence[batch_idx, q_idx] == sequence[batch_idx, kv_idx])
+        x = x + self.packed_attn(x, packed.expand(B, 1, T, T))
         logits = self.head(self.norm(x))
         return F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=-100)
 
