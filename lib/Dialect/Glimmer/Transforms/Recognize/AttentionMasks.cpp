@@ -464,7 +464,7 @@ std::optional<AttentionMaskForm> recognizeAttentionMask(Value mask) {
     // two would have to share the document ids (not read: the mask stays
     // spelled out); a query whose id no key shares would see nothing, which
     // the most negative float does not express.
-    if (finiteDrop || form->queryKeep.size() || form->keyKeep.size())
+    if (finiteDrop || !form->queryKeep.empty() || !form->keyKeep.empty())
       return std::nullopt;
     form->queryIds = c.sameIds.front().first;
     form->keyIds = c.sameIds.front().second;
