@@ -100,9 +100,7 @@ LogicalResult FunctionLowering::run() {
       }
     if (failed(lower(op)))
       return failure();
-    for (Value t : temporaries)
-      RuntimeCall(b, op->getLoc(), Kernel::release).operand(t).build({});
-    temporaries.clear();
+    releaseTemporaries(op->getLoc());
     for (Value v : releaseAfter.lookup(op))
       releaseValue(v);
   }
@@ -127,6 +125,18 @@ Value FunctionLowering::variableOf(Value v) {
     v = def->getOperand(0);
   }
   return v;
+}
+
+void FunctionLowering::releaseTemporaries(Location loc) {
+  for (Value t : temporaries)
+    RuntimeCall(b, loc, Kernel::release).operand(t).build({});
+  temporaries.clear();
+}
+
+void FunctionLowering::aliasInput(Value result, Value input) {
+  // A stored input is read from its store where used (map).
+  if (!stored.count(variableOf(input)))
+    mapping[result] = map(input);
 }
 
 void FunctionLowering::releaseValue(Value v) {
@@ -231,21 +241,17 @@ LogicalResult FunctionLowering::lower(Operation *op) {
       .Case([&](FusionOp f) { return lowerFusion(f); })
       .Case([&](func::CallOp c) { return lowerCall(c); })
       .Case([&](ShardingConstraintOp s) {
-        // A stored input is read from its store where used (map).
-        if (!stored.count(variableOf(s.getInput())))
-          mapping[s.getResult()] = map(s.getInput());
+        aliasInput(s.getResult(), s.getInput());
         return success();
       })
       .Case([&](PvaryOp p) {
         // Identity forward; it exists for its VJP.
-        if (!stored.count(variableOf(p.getInput())))
-          mapping[p.getResult()] = map(p.getInput());
+        aliasInput(p.getResult(), p.getInput());
         return success();
       })
       .Case([&](StopGradientOp s) {
         // Identity forward; it exists for its (empty) VJP.
-        if (!stored.count(variableOf(s.getInput())))
-          mapping[s.getResult()] = map(s.getInput());
+        aliasInput(s.getResult(), s.getInput());
         return success();
       })
       .Default(

@@ -308,9 +308,7 @@ Operation *FunctionLowering::emitRun(LayerRun &run, unsigned columns,
       for (Value v : releaseAfter.lookup(call))
         if (!run.defOf(v) && !releasedInLoop.contains(v))
           releaseValue(v);
-  for (Value t : temporaries)
-    RuntimeCall(b, loc, Kernel::release).operand(t).build({});
-  temporaries.clear();
+  releaseTemporaries(loc);
 
   SmallVector<int64_t> frameTable, outputTable, operandPlan, resultPlan;
   for (unsigned i = 0; i < run.iterations; ++i)

@@ -96,6 +96,11 @@ private:
   mlir::Operation *emitRun(LayerRun &run, unsigned columns, unsigned outputs);
   /// Drops the function's handle on `v` after its last use.
   void releaseValue(mlir::Value v);
+  /// Releases the copies of stored values the op just lowered read (map).
+  void releaseTemporaries(mlir::Location loc);
+  /// Lowers an op that forwards its input unchanged (a sharding constraint,
+  /// pvary, stop_gradient): its result shares the input's variable.
+  void aliasInput(mlir::Value result, mlir::Value input);
 
   mlir::OpBuilder &b;
   mlir::func::FuncOp func;

@@ -59,12 +59,9 @@ inline std::vector<Tensor> inputList(Frame &frame,
 /// glimmer_rt::replacing).
 inline std::vector<Tensor> takeInputList(Frame &frame,
                                          const std::vector<int64_t> &indices) {
-  std::vector<Tensor> values;
-  values.reserve(indices.size());
-  for (int64_t i : indices) {
-    values.push_back(input(frame, i));
+  std::vector<Tensor> values = inputList(frame, indices);
+  for (int64_t i : indices)
     frame.inputs[i] = Tensor();
-  }
   return values;
 }
 

@@ -38,6 +38,17 @@ namespace {
 /// optimizer state.
 constexpr StringRef kShardAttrs[] = {kShardedAttr};
 
+/// Attribute lists as dictionaries, for setting all of a function's
+/// argument or result attributes at once (one setArgAttr or setResultAttr
+/// per attribute rebuilds every one's: quadratic in the parameter count).
+SmallVector<DictionaryAttr> dictionaries(MutableArrayRef<NamedAttrList> lists,
+                                         MLIRContext *ctx) {
+  SmallVector<DictionaryAttr> dicts;
+  for (NamedAttrList &attrs : lists)
+    dicts.push_back(attrs.getDictionary(ctx));
+  return dicts;
+}
+
 /// The mesh axes a piece described by `glimmer.sharded` is split over, in
 /// mesh order (the group whose ranks hold its pieces); null when whole.
 ArrayAttr shardAxesOf(func::FuncOp func, unsigned arg) {
@@ -480,10 +491,7 @@ AutodiffPass::buildGradStep(func::FuncOp forward, const GradSpec &spec) {
       resultAttrs[firstGrad + k].set(kPartialAttr,
                                      b.getStrArrayAttr(remaining));
   }
-  SmallVector<DictionaryAttr> dicts;
-  for (NamedAttrList &attrs : resultAttrs)
-    dicts.push_back(attrs.getDictionary(gradStep.getContext()));
-  gradStep.setAllResultAttrs(dicts);
+  gradStep.setAllResultAttrs(dictionaries(resultAttrs, gradStep.getContext()));
   return differentiated;
 }
 
@@ -542,10 +550,7 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
         argAttrs[i].set(shardAttr, a);
   }
   argAttrs.back().set(kStepAttr, b.getUnitAttr());
-  SmallVector<DictionaryAttr> argDicts;
-  for (NamedAttrList &attrs : argAttrs)
-    argDicts.push_back(attrs.getDictionary(apply.getContext()));
-  apply.setAllArgAttrs(argDicts);
+  apply.setAllArgAttrs(dictionaries(argAttrs, apply.getContext()));
   b.setInsertionPointToStart(entry);
 
   auto normType = cast<RankedTensorType>(lossType);
@@ -694,10 +699,7 @@ LogicalResult AutodiffPass::buildApplyStep(func::FuncOp forward,
         for (size_t r = 0; r < (adamw ? 3 : 1); ++r)
           resultAttrs[1 + r * n + k].set(shardAttr, a);
   }
-  SmallVector<DictionaryAttr> resultDicts;
-  for (NamedAttrList &attrs : resultAttrs)
-    resultDicts.push_back(attrs.getDictionary(apply.getContext()));
-  apply.setAllResultAttrs(resultDicts);
+  apply.setAllResultAttrs(dictionaries(resultAttrs, apply.getContext()));
   return success();
 }
 
