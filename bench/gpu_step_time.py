@@ -416,19 +416,21 @@ def secs(x: float) -> str:
 
 def time_glimmer(glimmer_run: Path, program: Path, weights: Path, data: Path, work: Path,
                  steps: int, warmup: int, timeout: float, backend: str,
-                 tf32: bool = False) -> dict:
+                 tf32: bool = False, cuda_graph: bool = False) -> dict:
     global _running
-    metrics = work / (program.stem + ".metrics.jsonl")
+    tag = ".graph" if cuda_graph else ""
+    metrics = work / (program.stem + tag + ".metrics.jsonl")
     metrics.unlink(missing_ok=True)
     # A fresh copy, so glimmer-run builds the .so next to it against this
     # runtime build (it reuses a .so newer than the .cpp).
     local = work / program.name
     shutil.copyfile(program, local)
     local.with_suffix(".so").unlink(missing_ok=True)
-    log = work / (program.stem + ".log")
+    log = work / (program.stem + tag + ".log")
     cmd = [str(glimmer_run), str(local), f"--weights={weights}", f"--data={data}",
            f"--backend={backend}", f"--steps={warmup + steps}", f"--metrics={metrics}",
-           "--timeout=300"] + (["--tf32"] if tf32 else [])
+           "--timeout=300"] + (["--tf32"] if tf32 else []) \
+        + (["--cuda-graph"] if cuda_graph else [])
     print("$ NCCL_NVLS_ENABLE=0 " + " ".join(cmd) + f"   (stopped after {secs(timeout)} s)",
           flush=True)
     t0 = time.perf_counter()
@@ -675,9 +677,12 @@ def time_torch(model, batch, steps: int, warmup: int, device: str, dtype: str,
     return r
 
 
+# glimmer-run --cuda-graph, a framework of its own in the results.
+GRAPH = "glimmer (CUDA graph)"
+
 # Time kept for each measurement still to come when the --budget is shared
 # out (a glimmer-run: start, build at -O0, load weights, a few steps).
-RESERVE_S = {"glimmer": 40.0, "PyTorch eager": 20.0, "torch.compile": 60.0}
+RESERVE_S = {"glimmer": 40.0, GRAPH: 40.0, "PyTorch eager": 20.0, "torch.compile": 60.0}
 
 
 def matmul_peak_tflops(dtype: str, device: str, tf32: bool = False) -> float | None:
@@ -766,9 +771,11 @@ def cmd_run(a):
         if not progs:
             print(f"note: {d / 'config.json'} has no {dtype} programs "
                   f"(prepare --dtypes {dtype}); timing PyTorch only", file=sys.stderr)
-        plan += [(dtype, "glimmer", layout, entry) for layout, entry in progs.items()]
+        runs = {"off": ["glimmer"], "on": [GRAPH], "both": ["glimmer", GRAPH]}[a.cuda_graph]
+        plan += [(dtype, fw, layout, entry) for layout, entry in progs.items() for fw in runs]
         peer = torch_dtype(dtype)
-        if not a.skip_torch and not any(p[0] == peer and p[1] != "glimmer" for p in plan):
+        if not a.skip_torch and not any(p[0] == peer and p[1] not in ("glimmer", GRAPH)
+                                        for p in plan):
             if not a.skip_eager:
                 plan.append((peer, "PyTorch eager", "", None))
             if a.compile_dtypes and peer in map(torch_dtype, parse_dtypes(a.compile_dtypes)):
@@ -796,7 +803,7 @@ def cmd_run(a):
     for i, (dtype, fw, layout, entry) in enumerate(plan):
         left = deadline - time.perf_counter() - sum(RESERVE_S[p[1]] for p in plan[i + 1:])
         need = 1
-        if fw == "glimmer":
+        if fw in ("glimmer", GRAPH):
             m = re.fullmatch(r"cp=(\d+)", layout)
             need = int(m.group(1)) if m else (2 if layout else 1)  # cp=N: N GPUs
             program = d / entry["program"]
@@ -811,8 +818,8 @@ def cmd_run(a):
             else:
                 r = time_glimmer(glimmer_run, program, weights, data, work,
                                  a.steps, a.warmup, min(a.timeout, left), a.backend,
-                                 tf32=a.tf32 and dtype == "f32")
-                if (a.profile and not layout and "median_s" in r
+                                 tf32=a.tf32 and dtype == "f32", cuda_graph=fw == GRAPH)
+                if (a.profile and fw == "glimmer" and not layout and "median_s" in r
                         and deadline - time.perf_counter() > 60):
                     r["profile"] = profile_glimmer(glimmer_run, program, weights, data, work,
                                                    min(a.timeout, 120.0), a.backend,
@@ -890,7 +897,7 @@ def cmd_run(a):
     for x in results:
         if "host_wait_median_s" in x:
             w = x["host_wait_median_s"]
-            print(f"glimmer {x['dtype']} {x['layout'] or 'unsharded'}: the host waited "
+            print(f"{x['framework']} {x['dtype']} {x['layout'] or 'unsharded'}: the host waited "
                   f"{w * 1e3:.1f} ms of the {x['median_s'] * 1e3:.1f} ms step for the device "
                   f"(median), so it queued the step's work in about "
                   f"{(x['median_s'] - w) * 1e3:.1f} ms"
@@ -997,6 +1004,9 @@ def main():
     r.add_argument("--tf32", action="store_true",
                    help="f32 GEMMs on TF32 tensor cores: glimmer-run --tf32 and PyTorch's "
                    "allow_tf32 (f32 programs; bf16 ones are not affected)")
+    r.add_argument("--cuda-graph", choices=["off", "on", "both"], default="off",
+                   help="glimmer-run --cuda-graph (the step captured once as a CUDA graph "
+                   "and replayed): off, on, or both (each glimmer program timed twice)")
     r.add_argument("--profile", action="store_true",
                    help="after each unsharded glimmer measurement, a separate 3-step run "
                    "with GLIMMER_PROFILE=1: the runtime's device time per op")

@@ -72,3 +72,10 @@ done
   --data="$root/examples/fixtures/reference_vlm.batch.safetensors" \
   --spmd=cp=4 --emit-cpp="$out/reference_vlm.f32.cp4.cpp"
 echo "wrote $out/reference_vlm.f32.cp4.cpp"
+# A stream of 8 distinct batches of the 4-layer reference VLM and its f32
+# program (cuda-graph.test: a replayed step reads each step's shard).
+weights reference_vlm_4l
+program reference_vlm_4l f32
+rm -rf "$out/stream"
+"$root/.venv/bin/python" "$root/test/E2E/Inputs/make_stream.py" "$out/stream" 8
+echo "wrote $out/stream"

@@ -292,6 +292,18 @@ Tensor glimmer_rt::replacing(const Tensor &input) {
   return Tensor(input.dtype(), input.shape(), input.device());
 }
 
+void glimmer_rt::copyInto(Tensor &dst, const Tensor &src) {
+  if (!dst.defined() || !src.defined() || dst.dtype() != src.dtype() ||
+      dst.shape() != src.shape() || dst.device() != src.device())
+    throw RuntimeError("copyInto expects two tensors of one dtype, shape and "
+                       "device, got " +
+                       (dst.defined() ? dst.describe() : "undefined") +
+                       " and " +
+                       (src.defined() ? src.describe() : "undefined"));
+  if (dst.raw() != src.raw())
+    copyBytes(dst.raw(), dst.device(), src.raw(), src.device(), src.nbytes());
+}
+
 Tensor Tensor::to(Device target) const {
   if (!defined() || device() == target)
     return *this;

@@ -36,6 +36,21 @@ void checkCuda(cudaError_t status, const char *what);
 /// The stream all work on `device` is queued on (created on first use).
 cudaStream_t stream(int device);
 
+/// Makes `device` current for the calling thread for the scope, restoring
+/// the previous one (a rank thread starts on device 0; a memset or a graph
+/// call must run with its stream's device current).
+struct DeviceGuard {
+  explicit DeviceGuard(int device) {
+    GLIMMER_CUDA_CHECK(cudaGetDevice(&previous));
+    if (previous != device)
+      GLIMMER_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~DeviceGuard() { cudaSetDevice(previous); }
+  DeviceGuard(const DeviceGuard &) = delete;
+  DeviceGuard &operator=(const DeviceGuard &) = delete;
+  int previous = 0;
+};
+
 /// Makes the operands' device current for the calling thread and checks
 /// that every defined operand lives on it. Kernels construct one first:
 ///   Ctx c("add", {&a, &b});  ... kernel<<<grid, block, 0, c.stream>>>(...)

@@ -111,6 +111,39 @@ void deferChecks(int device, bool on);
 /// Reads the deferred checks (the stream has drained); throws the first
 /// failed one's error.
 void runDeferredChecks(int device);
+/// The deferred checks a captured graph's kernels raise (cuda/Graph.cu):
+/// the words they write and the checks those words stand for.
+struct GraphChecks;
+/// Makes `checks`' words the calling thread's deferred-check words on
+/// `device`, none issued yet (before a capture).
+void bindGraphChecks(int device, GraphChecks &checks);
+/// Moves the checks issued since bindGraphChecks into `checks` (after a
+/// capture, which ran none of them).
+void keepGraphChecks(int device, GraphChecks &checks);
+/// Makes `checks` the calling thread's pending checks on `device`, as if
+/// their kernels had just been queued (before each replay).
+void restoreGraphChecks(int device, GraphChecks &checks);
+/// Forgets the calling thread's pending checks on `device` (a capture that
+/// failed queued nothing) and detaches `checks`' words from it.
+void unbindGraphChecks(int device, GraphChecks &checks);
+GraphChecks *newGraphChecks(int device);
+void deleteGraphChecks(GraphChecks *checks);
+
+// CUDA graphs (cuda/Graph.cu, allocator side in cuda/Device.cu).
+/// While on, `device`'s allocator serves the capture of a graph: its
+/// blocks stay reserved for the graph (see Device.cu). Throws when the
+/// device has a graph already.
+void setGraphCapture(int device, bool on);
+/// Gives the graph's free reserved blocks back to the cache.
+void releaseGraphBlocks(int device);
+struct Graph;
+/// Starts capturing the calling thread's work on `device`'s stream.
+Graph *beginGraph(int device);
+/// Ends the capture: true, or false and the reason when the captured work
+/// cannot make a graph (the capture hit an operation a graph cannot hold).
+bool endGraph(Graph *graph, std::string &error);
+void launchGraph(Graph *graph);
+void destroyGraph(Graph *graph);
 
 /// Called repeatedly while the host waits for `device`'s stream, with the
 /// seconds waited so far; throwing gives up the wait (the NCCL

@@ -37,6 +37,8 @@ struct Pool {
   int device = 0;
   bool deferred = false;
   unsigned long long *words = nullptr; // kPoolWords, "no error" = ~0
+  /// The words are a captured graph's (GraphChecks), not the pool's.
+  bool borrowed = false;
   size_t used = 0;
   std::vector<Pending> pending;
 
@@ -46,7 +48,7 @@ struct Pool {
   /// Rank threads come and go with each step: the words go back to the
   /// caching allocator.
   ~Pool() {
-    if (words)
+    if (words && !borrowed)
       deallocate(words, kPoolWords * sizeof(unsigned long long), device);
   }
 };
@@ -59,28 +61,97 @@ Pool &pool(int device) {
   return p;
 }
 
-/// Makes `device` current for the scope (a rank thread starts on device 0,
-/// and the memset below must run with its stream's device current).
-struct CurrentDevice {
-  explicit CurrentDevice(int device) {
-    GLIMMER_CUDA_CHECK(cudaGetDevice(&previous));
-    if (previous != device)
-      GLIMMER_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~CurrentDevice() { cudaSetDevice(previous); }
-  int previous = 0;
-};
-
 /// Marks the first `n` words "no error" again, queued before later work.
 void resetWords(int device, Pool &p, size_t n) {
   if (n == 0)
     return;
-  CurrentDevice current(device);
+  DeviceGuard current(device);
   GLIMMER_CUDA_CHECK(cudaMemsetAsync(
       p.words, 0xff, n * sizeof(unsigned long long), stream(device)));
 }
 
 } // namespace
+
+/// A graph's own words: its kernels write the addresses they were captured
+/// with, on every replay, whichever thread launches it.
+struct GraphChecks {
+  int device = 0;
+  unsigned long long *words = nullptr;
+  size_t used = 0;
+  std::vector<Pending> pending;
+};
+
+GraphChecks *newGraphChecks(int device) {
+  auto *checks = new GraphChecks;
+  checks->device = device;
+  checks->words = static_cast<unsigned long long *>(
+      allocate(kPoolWords * sizeof(unsigned long long), device));
+  DeviceGuard current(device);
+  GLIMMER_CUDA_CHECK(cudaMemsetAsync(checks->words, 0xff,
+                                     kPoolWords * sizeof(unsigned long long),
+                                     stream(device)));
+  return checks;
+}
+
+void deleteGraphChecks(GraphChecks *checks) {
+  if (!checks)
+    return;
+  deallocate(checks->words, kPoolWords * sizeof(unsigned long long),
+             checks->device);
+  delete checks;
+}
+
+/// The calling thread's pool on `device`, its words `checks`' (its own
+/// freed), deferring, with no check issued. Checks still unread would be
+/// lost: `when` names the moment in the error.
+static Pool &borrow(int device, GraphChecks &checks, const char *when) {
+  Pool &p = pool(device);
+  if (p.used != 0)
+    throw RuntimeError("data checks of earlier work on cuda:" +
+                       std::to_string(device) + " are unread when " + when);
+  if (p.words != checks.words) {
+    if (p.words && !p.borrowed)
+      deallocate(p.words, kPoolWords * sizeof(unsigned long long), device);
+    p.words = checks.words;
+    p.borrowed = true;
+  }
+  p.deferred = true;
+  return p;
+}
+
+void bindGraphChecks(int device, GraphChecks &checks) {
+  borrow(device, checks, "a graph capture starts");
+}
+
+void keepGraphChecks(int device, GraphChecks &checks) {
+  Pool &p = pool(device);
+  checks.used = p.used;
+  checks.pending = std::move(p.pending);
+  // Nothing ran: the words are still "no error" for the first replay.
+  p.used = 0;
+  p.pending.clear();
+}
+
+void restoreGraphChecks(int device, GraphChecks &checks) {
+  Pool &p = borrow(device, checks, "a graph is replayed");
+  p.used = checks.used;
+  p.pending = checks.pending;
+}
+
+void unbindGraphChecks(int device, GraphChecks &checks) {
+  Pool &p = pool(device);
+  if (p.words != checks.words)
+    return;
+  resetWords(device, p, p.used);
+  p.used = 0;
+  p.pending.clear();
+  p.words = nullptr;
+  p.borrowed = false;
+  if (p.deferred) {
+    p.deferred = false;
+    deferChecks(device, true);
+  }
+}
 
 void deferChecks(int device, bool on) {
   Pool &p = pool(device);
@@ -120,7 +191,7 @@ void runDeferredChecks(int device) {
   if (p.used == 0)
     return;
   std::vector<unsigned long long> host(p.used);
-  CurrentDevice current(device);
+  DeviceGuard current(device);
   GLIMMER_CUDA_CHECK(cudaMemcpy(host.data(), p.words,
                                 p.used * sizeof(unsigned long long),
                                 cudaMemcpyDeviceToHost));

@@ -11,6 +11,13 @@
 // cudaFree waits for the device), so a model whose buckets do not all fit
 // at once would pay that on every step.
 //
+// While a step is captured as a CUDA graph (Graph.cu), the graph's kernels
+// keep the addresses they were captured with, so every block the capture
+// touches stays reserved for the graph until it is destroyed: requests are
+// served from the graph's pool (then from the cache, then cudaMalloc), and
+// a block freed during the capture or later, once it is the graph's, goes
+// back to the pool, never to the cache. Reserved blocks count as in use.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Common.cuh"
@@ -24,6 +31,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace glimmer_rt {
@@ -73,6 +81,12 @@ struct DeviceState {
   };
   std::unordered_map<void *, Block> live;
   std::map<std::string, std::pair<int64_t, size_t>> atPeak;
+  /// A step is being captured as a CUDA graph on this device.
+  bool capturing = false;
+  /// Blocks reserved for the device's captured graph, and those of them no
+  /// tensor holds (still counted in `inUse`: the graph writes them).
+  std::unordered_set<void *> graphBlocks;
+  std::unordered_map<size_t, std::vector<void *>> graphFree;
 
   void snapshot() {
     atPeak.clear();
@@ -98,6 +112,12 @@ struct DeviceState {
     inUse -= bucket;
     live.erase(p);
   }
+  /// A reserved block handed out again (already counted in `inUse`).
+  void handOutReserved(void *p, size_t bucket) {
+    if (glimmer_rt::profilingEnabled())
+      live[p] = {bucket, Ctx::allocationOp ? Ctx::allocationOp
+                                           : "(outside ops: inputs, copies)"};
+  }
 };
 
 constexpr int kMaxDevices = 64;
@@ -110,17 +130,6 @@ DeviceState &state(int device) {
                        " is out of range");
   return states[device];
 }
-
-/// Sets `device` current for the scope, restoring the previous one.
-struct DeviceGuard {
-  explicit DeviceGuard(int device) {
-    GLIMMER_CUDA_CHECK(cudaGetDevice(&previous));
-    if (previous != device)
-      GLIMMER_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~DeviceGuard() { cudaSetDevice(previous); }
-  int previous = 0;
-};
 
 void releaseDevice(int device, DeviceState &s) {
   std::unordered_map<size_t, std::vector<void *>> lists;
@@ -154,23 +163,35 @@ cudaStream_t stream(int device) {
   return s.stream;
 }
 
-/// A cached block of `bucket` bytes, or null. Called with the lock held.
-void *takeCached(DeviceState &s, size_t bucket) {
-  auto it = s.freeLists.find(bucket);
-  if (it == s.freeLists.end() || it->second.empty())
+using FreeLists = std::unordered_map<size_t, std::vector<void *>>;
+
+/// A block of `bucket` bytes from `lists`, or null.
+void *takeExact(FreeLists &lists, size_t bucket) {
+  auto it = lists.find(bucket);
+  if (it == lists.end() || it->second.empty())
     return nullptr;
   void *p = it->second.back();
   it->second.pop_back();
   return p;
 }
 
-/// The smallest cached block larger than `bucket`, or null (lock held).
-void *takeLarger(DeviceState &s, size_t bucket) {
+/// The smallest block of `lists` larger than `bucket`, or null.
+void *takeSmallestLarger(FreeLists &lists, size_t bucket) {
   size_t best = 0;
-  for (const auto &[size, list] : s.freeLists)
+  for (const auto &[size, list] : lists)
     if (size > bucket && !list.empty() && (!best || size < best))
       best = size;
-  return best ? takeCached(s, best) : nullptr;
+  return best ? takeExact(lists, best) : nullptr;
+}
+
+/// A cached block of `bucket` bytes, or null. Called with the lock held.
+void *takeCached(DeviceState &s, size_t bucket) {
+  return takeExact(s.freeLists, bucket);
+}
+
+/// The smallest cached block larger than `bucket`, or null (lock held).
+void *takeLarger(DeviceState &s, size_t bucket) {
+  return takeSmallestLarger(s.freeLists, bucket);
 }
 
 /// Frees the largest cached block; false when the cache is empty (lock
@@ -188,11 +209,48 @@ bool freeLargestCached(DeviceState &s) {
   return true;
 }
 
+/// A request made while a graph is captured (lock held): the graph's free
+/// blocks first, then the cache's, then cudaMalloc; a larger free block
+/// only when the device is full. No cached block is freed: cudaFree would
+/// wait for the device, which a capture forbids.
+void *allocateForGraph(DeviceState &s, size_t bucket, int device) {
+  if (void *p = takeExact(s.graphFree, bucket)) {
+    s.handOutReserved(p, s.blockBuckets.at(p));
+    return p;
+  }
+  auto reserve = [&](void *p) {
+    s.graphBlocks.insert(p);
+    s.handOut(p, s.blockBuckets.at(p));
+    return p;
+  };
+  if (void *p = takeCached(s, bucket))
+    return reserve(p);
+  DeviceGuard guard(device);
+  void *p = nullptr;
+  if (cudaMalloc(&p, bucket) == cudaSuccess) {
+    ++s.mallocs;
+    s.blockBuckets[p] = bucket;
+    return reserve(p);
+  }
+  cudaGetLastError();
+  if (void *larger = takeSmallestLarger(s.graphFree, bucket)) {
+    s.handOutReserved(larger, s.blockBuckets.at(larger));
+    return larger;
+  }
+  if (void *larger = takeLarger(s, bucket))
+    return reserve(larger);
+  throw RuntimeError("out of GPU memory allocating " + std::to_string(bucket) +
+                     " bytes on cuda:" + std::to_string(device) +
+                     " while capturing a CUDA graph");
+}
+
 void *allocate(size_t bytes, int device) {
   size_t bucket = bucketSize(bytes);
   DeviceState &s = state(device);
   {
     std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.capturing)
+      return allocateForGraph(s, bucket, device);
     if (void *p = takeCached(s, bucket)) {
       s.handOut(p, bucket);
       return p;
@@ -235,8 +293,41 @@ void deallocate(void *ptr, size_t bytes, int device) {
   std::lock_guard<std::mutex> lock(s.mutex);
   auto it = s.blockBuckets.find(ptr);
   size_t bucket = it != s.blockBuckets.end() ? it->second : bucketSize(bytes);
+  // A block freed during a capture may be one the graph reads or writes
+  // (the capture ran nothing yet): it is the graph's from now on.
+  if (s.capturing && it != s.blockBuckets.end())
+    s.graphBlocks.insert(ptr);
+  if (s.graphBlocks.count(ptr)) {
+    s.graphFree[bucket].push_back(ptr);
+    s.live.erase(ptr);
+    return;
+  }
   s.freeLists[bucket].push_back(ptr);
   s.takeBack(ptr, bucket);
+}
+
+void setGraphCapture(int device, bool on) {
+  DeviceState &s = state(device);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (on && (s.capturing || !s.graphBlocks.empty()))
+    throw RuntimeError("cuda:" + std::to_string(device) +
+                       " already has a captured CUDA graph");
+  s.capturing = on;
+}
+
+void releaseGraphBlocks(int device) {
+  DeviceState &s = state(device);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  for (auto &[bucket, list] : s.graphFree)
+    for (void *p : list) {
+      s.graphBlocks.erase(p);
+      s.freeLists[bucket].push_back(p);
+      s.inUse -= bucket;
+    }
+  s.graphFree.clear();
+  // Blocks tensors still hold go back to the cache when they are freed.
+  s.graphBlocks.clear();
+  s.capturing = false;
 }
 
 size_t deviceAllocations(int device) {

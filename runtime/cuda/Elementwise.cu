@@ -14,6 +14,10 @@
 #include "ElementwiseUtil.cuh"
 #include "Vector.cuh"
 
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
+
 namespace glimmer_rt {
 namespace cuda {
 
@@ -486,20 +490,58 @@ Tensor full(Device device, DType dtype, const Shape &shape, double value) {
   return t;
 }
 
+namespace {
+/// The constants a device has been given, by content. A program's
+/// constants are literals of its code, the same at every step: each is
+/// copied to the device once (a copy from host memory makes the host wait
+/// for the device, and cannot be captured in a CUDA graph), and later
+/// calls share the device tensor, which no kernel writes in place (they
+/// write an input only where it is the sole owner of its storage).
+struct ConstantCache {
+  struct Entry {
+    DType dtype;
+    Shape shape;
+    std::vector<uint8_t> bytes;
+    Tensor tensor;
+  };
+  std::mutex mutex;
+  std::unordered_multimap<size_t, Entry> entries;
+  size_t bytes = 0;
+};
+/// Beyond this many bytes per device, constants are copied at each call.
+constexpr size_t kConstantCacheBytes = size_t(256) << 20;
+} // namespace
+
 Tensor constant(Device device, DType dtype, const Shape &shape,
                 const std::vector<double> &values) {
   DeviceScope scope(device);
   Ctx c("constant", {});
-  Tensor t = c.empty(dtype, shape);
-  check(int64_t(values.size()) == t.numel(), "constant",
+  int64_t n = numElements(shape);
+  check(int64_t(values.size()) == n, "constant",
         std::to_string(values.size()) + " values for shape " +
-            shapeString(shape) + " of " + std::to_string(t.numel()) +
-            " elements");
+            shapeString(shape) + " of " + std::to_string(n) + " elements");
   // Converted on the host (the CPU's rules), then one copy.
-  std::vector<uint8_t> host(t.nbytes());
-  for (int64_t i = 0; i < t.numel(); ++i)
+  std::vector<uint8_t> host(size_t(n) * dtypeSize(dtype));
+  for (int64_t i = 0; i < n; ++i)
     storeScalar(dtype, host.data(), i, {true, values[size_t(i)], 0});
+  size_t key = std::hash<std::string_view>()(std::string_view(
+                   reinterpret_cast<const char *>(host.data()), host.size())) ^
+               (size_t(dtype) * 0x9e3779b97f4a7c15ull) ^ size_t(n);
+  ConstantCache &cache =
+      perDevice<ConstantCache>(c.device.index, [](auto &) {});
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  auto range = cache.entries.equal_range(key);
+  for (auto it = range.first; it != range.second; ++it)
+    if (it->second.dtype == dtype && it->second.shape == shape &&
+        it->second.bytes == host)
+      return it->second.tensor;
+  Tensor t = c.empty(dtype, shape);
   copy(t.raw(), t.device(), host.data(), Device::cpu(), host.size());
+  if (cache.bytes + host.size() <= kConstantCacheBytes) {
+    cache.bytes += host.size();
+    cache.entries.emplace(key, ConstantCache::Entry{dtype, shape,
+                                                    std::move(host), t});
+  }
   return t;
 }
 

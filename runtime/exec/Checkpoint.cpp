@@ -68,6 +68,8 @@ void glimmer_rt::writeCheckpoint(
 }
 
 void Trainer::resume(const std::string &path) {
+  // The graphs read the state this replaces.
+  dropGraphs();
   auto file = readFile(path);
   auto it = file->metadata().find(glimmer::kCheckpointStepKey);
   if (it == file->metadata().end())

@@ -54,6 +54,18 @@ void glimmer_rt::applyLoopSettings(const LoopOptions &options,
     throw RuntimeError("--tf32 lets f32 GEMMs on GPUs use TF32, so it needs "
                        "--backend=cuda (the CPU kernels compute in full f32)");
   setAllowTf32(options.tf32);
+  if (!options.cudaGraph)
+    return;
+  if (backend != Backend::CUDA)
+    throw RuntimeError("--cuda-graph replays each step as a CUDA graph, so "
+                       "it needs --backend=cuda");
+  if (options.forwardOnly)
+    throw RuntimeError("--cuda-graph replays training steps, and "
+                       "--forward-only runs none");
+  if (profilingEnabled())
+    throw RuntimeError("--cuda-graph replays each step with one launch, "
+                       "which GLIMMER_PROFILE cannot time op by op: profile "
+                       "without --cuda-graph");
 }
 
 /// `body()`, with a shard's problem named by its file when `data` is a
@@ -123,6 +135,8 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
     progress("resumed from " + options.resumePath + " at step " +
              std::to_string(trainer.stepsDone()));
   }
+  if (options.cudaGraph)
+    trainer.useCudaGraphs(progress);
   // The most memory any of this process's ranks' devices had handed out
   // during a step (reported with --metrics; on the CPU, the host allocator
   // that all thread ranks share).
@@ -209,6 +223,8 @@ void glimmer_rt::runLoop(const CompiledProgram &program,
               << ",\"peak_device_bytes\":" << peakBytes
               << ",\"host_wait_seconds\":" << g17(waited)
               << ",\"device_allocations\":" << allocations
+              << (r.graph.empty() ? std::string()
+                                  : ",\"cuda_graph\":\"" + r.graph + "\"")
               << ",\"attention_calls\":{\"cudnn\":"
               << cudnnAttentionCalls() - cudnnBefore << ",\"gpu_kernels\":"
               << attentionKernelCalls() - kernelsBefore << "}"

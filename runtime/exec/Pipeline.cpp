@@ -277,7 +277,7 @@ Trainer::StepResult Trainer::pipelineStep(const Batch &batch) {
     // The stages' bound arguments hold the parameters: dropped first, so
     // that the update may replace them in place.
     mine.clear();
-    norms[index] = applyStep(rank, grads);
+    norms[index] = applyStep(rank, grads).item(0);
     busy[index] = seconds;
     stashPeak[index] = keptPeak;
     // The loss is on the last stage's rank; rank 0 reports it, so the last
@@ -294,5 +294,5 @@ Trainer::StepResult Trainer::pipelineStep(const Batch &batch) {
     }
   });
   ++steps;
-  return {steps, losses[0], norms[0], busy, stashPeak};
+  return {steps, losses[0], norms[0], busy, stashPeak, ""};
 }

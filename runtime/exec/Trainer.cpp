@@ -3,10 +3,26 @@
 #include "glimmer_rt/Trainer.h"
 
 #include "Binding.h"
+#include "glimmer_rt/DeviceGraph.h"
 #include "WeightSlicing.h"
 
 using namespace glimmer_rt;
 using namespace glimmer_rt::detail;
+
+/// A rank's step as a CUDA graph (--cuda-graph): warmed up by one step run
+/// as usual, captured on the next, replayed after that.
+struct Trainer::RankGraph {
+  enum class Phase { Warm, Capture, Replay, Off } phase = Phase::Warm;
+  std::unique_ptr<DeviceGraph> graph;
+  /// The captured step's data inputs and step number, at the addresses it
+  /// reads them from; its loss and norm, where each replay writes them.
+  Inputs inputs;
+  Tensor step, loss, norm;
+  /// Set by applyStep: the first result the update did not write in place.
+  std::string notInPlace;
+  /// How the last step ran (StepResult::graph).
+  const char *last = "";
+};
 
 Trainer::Trainer(const CompiledProgram &program, const std::string &weightsPath,
                  Ranks &ranks)
@@ -216,40 +232,59 @@ Trainer::StepResult Trainer::step(const Batch &batch) {
   if (!functions[0].stages.empty())
     return pipelineStep(batch);
   std::vector<double> losses(states.size()), norms(states.size());
-  int64_t microbatches = program.layout().microbatches;
   ranks.run([&](int64_t rank) {
     size_t index = indexOf(rank);
-    const Function &grad = *functions[index].grad;
-    std::vector<Tensor> args = bind(grad, rank, &batch.perRank[index], {});
-    State grads;
-    Tensor loss;
-    // Each micro-batch's loss and gradients are its share of the global
-    // token mean (the program divides by the whole batch's count), so the
-    // step's are their sums.
-    for (int64_t micro = 0; micro < microbatches; ++micro) {
-      Frame frame;
-      frame.inputs = withMicrobatch(grad, args, micro);
-      grad.entry(frame);
-      loss = micro == 0 ? frame.outputs[0] : add(loss, frame.outputs[0]);
-      addGradients(grads, grad, frame.outputs);
+    const Inputs &data = batch.perRank[index];
+    if (!graphs.empty() && graphs[index]->phase != RankGraph::Phase::Off) {
+      graphStep(rank, data, losses[index], norms[index]);
+      return;
     }
+    State grads;
+    Tensor loss = runGrad(rank, data, grads);
+    Tensor norm = applyStep(rank, grads);
     // The loss is read after the update is queued: reading it first would
     // wait for the backward to finish, leaving the device idle while the
-    // host queues the optimizer step. `args` holds the parameters: dropped
-    // first, so that the update may replace them in place.
-    args.clear();
-    norms[index] = applyStep(rank, grads);
+    // host queues the optimizer step.
+    norms[index] = norm.item(0);
     losses[index] = loss.item(0);
   });
   ++steps;
-  return {steps, losses[0], norms[0], {}, {}};
+  StepResult result{steps, losses[0], norms[0], {}, {}, ""};
+  if (!graphs.empty())
+    result.graph = graphs[0]->last;
+  return result;
 }
 
-double Trainer::applyStep(int64_t rank, const State &grads) {
+Tensor Trainer::runGrad(int64_t rank, const Inputs &data, State &grads) {
+  size_t index = indexOf(rank);
+  const Function &grad = *functions[index].grad;
+  std::vector<Tensor> args = bind(grad, rank, &data, {});
+  Tensor loss;
+  // Each micro-batch's loss and gradients are its share of the global
+  // token mean (the program divides by the whole batch's count), so the
+  // step's are their sums.
+  for (int64_t micro = 0; micro < program.layout().microbatches; ++micro) {
+    Frame frame;
+    frame.inputs = withMicrobatch(grad, args, micro);
+    grad.entry(frame);
+    loss = micro == 0 ? frame.outputs[0] : add(loss, frame.outputs[0]);
+    addGradients(grads, grad, frame.outputs);
+  }
+  // `args` holds the parameters: dropped here, so that the update may
+  // replace them in place.
+  return loss;
+}
+
+Tensor Trainer::applyStep(int64_t rank, const State &grads,
+                          const Tensor &stepInput) {
   size_t index = indexOf(rank);
   const Function &apply = *functions[index].apply;
   Frame frame;
   frame.inputs = bind(apply, rank, nullptr, grads);
+  if (stepInput.defined())
+    for (size_t i = 0; i < apply.arguments.size(); ++i)
+      if (apply.arguments[i].role == Role::Step)
+        frame.inputs[i] = stepInput;
   RankState &state = states[index];
   auto target = [&](Role role) -> State & {
     return role == Role::Parameter ? state.params
@@ -260,17 +295,151 @@ double Trainer::applyStep(int64_t rank, const State &grads) {
   // takes the trainer's handles on them, so that where nothing else holds
   // them (Tensor::soleOwner) the update runs in place and the old and the
   // new optimizer state (12 bytes a parameter in f32) never coexist.
-  for (size_t i = 1; i < apply.results.size(); ++i)
-    target(apply.results[i].role).erase(apply.results[i].name);
+  std::vector<const void *> before(apply.results.size(), nullptr);
+  for (size_t i = 1; i < apply.results.size(); ++i) {
+    State &held = target(apply.results[i].role);
+    auto it = held.find(apply.results[i].name);
+    if (it != held.end())
+      before[i] = it->second.raw();
+    held.erase(apply.results[i].name);
+  }
   try {
     apply.entry(frame);
   } catch (...) {
     stateLost = true;
     throw;
   }
-  for (size_t i = 1; i < apply.results.size(); ++i)
+  bool inPlace = true;
+  for (size_t i = 1; i < apply.results.size(); ++i) {
     target(apply.results[i].role)[apply.results[i].name] = frame.outputs[i];
-  return frame.outputs[0].item(0);
+    if (frame.outputs[i].raw() != before[i] && inPlace) {
+      inPlace = false;
+      if (!graphs.empty())
+        graphs[index]->notInPlace = apply.results[i].name;
+    }
+  }
+  return frame.outputs[0];
+}
+
+void glimmer_rt::checkCudaGraphProgram(const CompiledProgram &program) {
+  if (program.hasFunction("stage_0"))
+    throw RuntimeError("--cuda-graph captures @grad_step and @apply_step; "
+                       "programs with pipeline stages run their stages "
+                       "without it");
+}
+
+void Trainer::useCudaGraphs(std::function<void(const std::string &)> note) {
+  checkCudaGraphProgram(program);
+  if (ranks.backend() != Backend::CUDA)
+    throw RuntimeError("--cuda-graph needs the CUDA backend");
+  graphNote = std::move(note);
+  graphs.clear();
+  for (size_t i = 0; i < states.size(); ++i)
+    graphs.push_back(std::make_unique<RankGraph>());
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::dropGraphs() {
+  for (auto &g : graphs)
+    *g = RankGraph();
+}
+
+void Trainer::graphStep(int64_t rank, const Inputs &data, double &loss,
+                        double &norm) {
+  size_t index = indexOf(rank);
+  RankGraph &g = *graphs[index];
+  Device device = ranks.device(rank);
+  auto eager = [&] {
+    State grads;
+    Tensor l = runGrad(rank, data, grads);
+    Tensor n = applyStep(rank, grads);
+    norm = n.item(0);
+    loss = l.item(0);
+  };
+  auto off = [&](const std::string &why) {
+    g = RankGraph();
+    g.phase = RankGraph::Phase::Off;
+    g.last = "off";
+    if (graphNote && rank == ranks.local().front())
+      graphNote("--cuda-graph: " + why + "; the steps run without a graph");
+  };
+  switch (g.phase) {
+  case RankGraph::Phase::Off:
+    g.last = "off";
+    return eager();
+  case RankGraph::Phase::Warm:
+    // The first step runs as it would without a graph (cuBLAS and cuDNN
+    // plans, fused kernels and the allocator's cache are set up by it),
+    // and shows whether the update replaces the state in place: a replay
+    // reads the state where the capture found it.
+    g.notInPlace.clear();
+    g.last = "warm-up";
+    eager();
+    if (!g.notInPlace.empty())
+      off("the optimizer update of '" + g.notInPlace +
+          "' does not run in place, so a replay would not see it");
+    else
+      g.phase = RankGraph::Phase::Capture;
+    return;
+  case RankGraph::Phase::Capture: {
+    // The captured step reads its data and step number from tensors of
+    // its own, refreshed before each replay.
+    for (const auto &[name, tensor] : data)
+      g.inputs[name] = tensor.clone();
+    g.step = full(DType::I64, {}, double(steps + 1));
+    std::string why;
+    {
+      auto graph = std::make_unique<DeviceGraph>(device);
+      Tensor l, n;
+      g.notInPlace.clear();
+      try {
+        State grads;
+        l = runGrad(rank, g.inputs, grads);
+        n = applyStep(rank, grads, g.step);
+      } catch (const RuntimeError &e) {
+        why = e.message;
+      }
+      std::string endWhy;
+      bool ok = graph->end(endWhy);
+      if (why.empty() && !ok)
+        why = endWhy;
+      // The capture ran nothing: state it did not update in place holds
+      // no values yet (the warm-up step showed the update in place).
+      if (why.empty() && !g.notInPlace.empty()) {
+        stateLost = true;
+        why = "the optimizer update of '" + g.notInPlace +
+              "' did not run in place";
+      }
+      if (why.empty()) {
+        g.graph = std::move(graph);
+        g.loss = l;
+        g.norm = n;
+      }
+    }
+    if (!why.empty()) {
+      // Nothing captured ran, so the state is as the last step left it,
+      // unless the update had taken it when the capture failed.
+      if (stateLost)
+        throw RuntimeError("--cuda-graph: the step could not be captured (" +
+                           why + ")");
+      off("the step could not be captured (" + why + ")");
+      return eager();
+    }
+    g.phase = RankGraph::Phase::Replay;
+    g.last = "captured";
+    break;
+  }
+  case RankGraph::Phase::Replay:
+    g.last = "replayed";
+    for (const auto &[name, tensor] : data)
+      copyInto(g.inputs.at(name), tensor);
+    copyInto(g.step, full(DType::I64, {}, double(steps + 1)));
+    break;
+  }
+  g.graph->replay();
+  norm = g.norm.item(0);
+  loss = g.loss.item(0);
 }
 
 void Trainer::requireState() const {

@@ -1,6 +1,7 @@
-//===- DeviceTest.cpp - The device settings read from the environment ----===//
+//===- DeviceTest.cpp - Device settings, copyInto, device graphs ---------===//
 
 #include "glimmer_rt/Device.h"
+#include "glimmer_rt/DeviceGraph.h"
 #include "glimmer_rt/Tensor.h"
 
 #include <gtest/gtest.h>
@@ -40,3 +41,46 @@ TEST(AttentionOverride, RefusesUnknownValues) {
 }
 
 } // namespace
+
+// copyInto refreshes a tensor in place (a captured graph's input): the
+// destination keeps its storage and takes the source's elements.
+TEST(CopyInto, KeepsTheDestinationStorage) {
+  float a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8};
+  Tensor dst = Tensor::fromData(DType::F32, {2, 2}, a);
+  Tensor src = Tensor::fromData(DType::F32, {2, 2}, b);
+  const void *where = dst.raw();
+  copyInto(dst, src);
+  EXPECT_EQ(dst.raw(), where);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(dst.item(i), b[i]);
+}
+
+TEST(CopyInto, RefusesAnotherShapeOrType) {
+  float a[] = {1, 2, 3, 4};
+  Tensor dst = Tensor::fromData(DType::F32, {2, 2}, a);
+  Tensor flat = Tensor::fromData(DType::F32, {4}, a);
+  Tensor wide = Tensor::zeros(DType::F64, {2, 2});
+  for (const Tensor *src : {&flat, &wide}) {
+    try {
+      copyInto(dst, *src);
+      FAIL() << "copyInto took " << src->describe();
+    } catch (const RuntimeError &e) {
+      EXPECT_EQ(e.message, "copyInto expects two tensors of one dtype, shape "
+                           "and device, got f32[2, 2] and " +
+                               src->describe());
+    }
+  }
+}
+
+// Without the CUDA backend's devices a device graph cannot start; on the
+// CPU it says so instead of capturing nothing.
+TEST(DeviceGraph, RefusesTheCpu) {
+  try {
+    DeviceGraph graph(Device::cpu());
+    FAIL() << "a device graph started on the CPU";
+  } catch (const RuntimeError &e) {
+    EXPECT_NE(e.message.find("a device graph needs a CUDA device, got cpu"),
+              std::string::npos)
+        << e.message;
+  }
+}

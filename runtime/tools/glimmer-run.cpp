@@ -5,7 +5,7 @@
 //       [--backend=cpu|cuda] [--steps=N] [--forward-only]
 //       [--save=CKPT] [--resume=CKPT] [--metrics=OUT.jsonl] [--seed=N]
 //       [--timeout=SECONDS] [--quiet] [--cache-dir=DIR]
-//       [--check-fused-kernels] [--tf32]
+//       [--check-fused-kernels] [--tf32] [--cuda-graph]
 //       [--config=JOB.toml] [--progress=auto|always|never]
 //       [--export-weights=DIR] [--max-shard-size=5GB]
 //
@@ -193,6 +193,7 @@ std::optional<ConfigOption> configOption(const std::string &key) {
       {"cache-dir", {ConfigType::String, true}},
       {"check-fused-kernels", {ConfigType::Bool, false}},
       {"tf32", {ConfigType::Bool, false}},
+      {"cuda-graph", {ConfigType::Bool, false}},
   };
   auto it = options.find(key);
   if (it == options.end())
@@ -227,6 +228,42 @@ bool withConfig(int argc, char **argv, std::vector<std::string> &args,
 }
 
 } // namespace
+
+/// glimmer-run --help.
+static void printUsage() {
+  std::cout << "usage: glimmer-run PROGRAM.{so,cpp} --weights=FILE "
+               "--data=FILE|DIR|GLOB|synthetic:batch=B,seq=T,images=K\n"
+               "  (DIR: its *.safetensors shards; GLOB: the files it "
+               "matches;\n"
+               "   step k trains on shard k mod N, in name order, read ahead "
+               "by a thread)\n"
+               "  [--backend=cpu|cuda] [--steps=N] [--forward-only]\n"
+               "  [--save=FILE] [--resume=FILE] [--metrics=FILE] "
+               "[--seed=N] [--timeout=S] [--quiet]\n"
+               "  [--check-fused-kernels]  (CPU) run each fused kernel's host "
+               "build beside its ops\n"
+               "  [--tf32]  (CUDA) f32 GEMMs may use TF32 tensor cores, as "
+               "PyTorch's allow_tf32\n"
+               "  [--cuda-graph]  (CUDA) capture the step once as a CUDA "
+               "graph and replay it\n"
+               "  [--export-weights=DIR] [--max-shard-size=5GB]  write the "
+               "trained\n"
+               "    parameters as save_pretrained does (sharded safetensors "
+               "and an index)\n"
+               "  --weights=DIR: a Hugging Face checkpoint (model.safetensors, "
+               "or\n"
+               "    model.safetensors.index.json and its shards)\n"
+               "  [--cache-dir=DIR]  where a .cpp program is built (default: "
+               "$GLIMMER_CACHE_DIR,\n"
+               "                     else $XDG_CACHE_HOME/glimmer, else "
+               "~/.cache/glimmer)\n"
+               "  [--progress=auto|always|never]  a line redrawn in place "
+               "on stderr (auto: on a terminal)\n"
+               "  [--config=FILE]  options from a TOML file (keys: the "
+               "option names and 'program';\n"
+               "                   relative paths resolve against its "
+               "directory; the command line wins)\n";
+}
 
 int main(int argc, char **argv) {
   std::string program, weights, data, backendName = "cpu", save, resume,
@@ -278,37 +315,7 @@ int main(int argc, char **argv) {
     };
     try {
       if (arg == "--help" || arg == "-h") {
-        std::cout
-            << "usage: glimmer-run PROGRAM.{so,cpp} --weights=FILE "
-               "--data=FILE|DIR|GLOB|synthetic:batch=B,seq=T,images=K\n"
-               "  (DIR: its *.safetensors shards; GLOB: the files it "
-               "matches;\n"
-               "   step k trains on shard k mod N, in name order, read ahead "
-               "by a thread)\n"
-               "  [--backend=cpu|cuda] [--steps=N] [--forward-only]\n"
-               "  [--save=FILE] [--resume=FILE] [--metrics=FILE] "
-               "[--seed=N] [--timeout=S] [--quiet]\n"
-               "  [--check-fused-kernels]  (CPU) run each fused kernel's host "
-               "build beside its ops\n"
-               "  [--tf32]  (CUDA) f32 GEMMs may use TF32 tensor cores, as "
-               "PyTorch's allow_tf32\n"
-               "  [--export-weights=DIR] [--max-shard-size=5GB]  write the "
-               "trained\n"
-               "    parameters as save_pretrained does (sharded safetensors "
-               "and an index)\n"
-               "  --weights=DIR: a Hugging Face checkpoint (model.safetensors, "
-               "or\n"
-               "    model.safetensors.index.json and its shards)\n"
-               "  [--cache-dir=DIR]  where a .cpp program is built (default: "
-               "$GLIMMER_CACHE_DIR,\n"
-               "                     else $XDG_CACHE_HOME/glimmer, else "
-               "~/.cache/glimmer)\n"
-               "  [--progress=auto|always|never]  a line redrawn in place "
-               "on stderr (auto: on a terminal)\n"
-               "  [--config=FILE]  options from a TOML file (keys: the "
-               "option names and 'program';\n"
-               "                   relative paths resolve against its "
-               "directory; the command line wins)\n";
+        printUsage();
         return 0;
       }
       if (value("--weights", weights) || value("--data", data) ||
@@ -323,7 +330,8 @@ int main(int argc, char **argv) {
           flag("--forward-only", loop.forwardOnly) ||
           flag("--quiet", loop.quiet) ||
           flag("--check-fused-kernels", checkFused) ||
-          flag("--tf32", loop.tf32))
+          flag("--tf32", loop.tf32) ||
+          flag("--cuda-graph", loop.cudaGraph))
         continue;
     } catch (const RuntimeError &e) {
       return fail(e.what());
@@ -429,6 +437,13 @@ int main(int argc, char **argv) {
     auto compiled = CompiledProgram::load(library, error);
     if (!compiled)
       return fail(error);
+    if (loop.cudaGraph) {
+      try {
+        checkCudaGraphProgram(*compiled);
+      } catch (const RuntimeError &e) {
+        return fail(e.what());
+      }
+    }
     auto ms = std::chrono::milliseconds(int64_t(timeout * 1000));
 
     std::unique_ptr<Ranks> ranks;

@@ -7,7 +7,7 @@
 //        --grad-accum=N] [--save=CKPT] [--resume=CKPT]
 //       [--weights=FILE|HF_DIR] [--export-weights=DIR --max-shard-size=5GB]
 //       [--ac=none|full|selective | --ac-budget=BYTES]
-//       [--metrics=OUT.jsonl] [--forward-only] [--tf32]
+//       [--metrics=OUT.jsonl] [--forward-only] [--tf32] [--cuda-graph]
 //       [--config=JOB.toml] [--progress=auto|always|never]
 //
 // --data=synthetic:batch=2,seq=16,images=1,... draws a seeded synthetic
@@ -117,6 +117,11 @@ static cl::opt<bool> tf32(
     "tf32", cl::init(false),
     cl::desc("f32 GEMMs (linear, matmul, conv2d) may use TF32 tensor cores, "
              "as PyTorch's allow_tf32 (--backend=cuda; off: full f32)"),
+    cl::cat(trainCategory));
+static cl::opt<bool> cudaGraph(
+    "cuda-graph", cl::init(false),
+    cl::desc("Capture the training step once as a CUDA graph and replay it "
+             "(--backend=cuda; the first step runs as usual)"),
     cl::cat(trainCategory));
 static cl::opt<int> steps("steps", cl::init(10),
                           cl::desc("Optimizer steps (one batch repeats; "
@@ -302,6 +307,8 @@ int main(int argc, char **argv) {
   // Also before compiling: the settings that apply to the backend.
   glimmer_rt::LoopOptions loop;
   loop.tf32 = tf32;
+  loop.cudaGraph = cudaGraph;
+  loop.forwardOnly = forwardOnly;
   try {
     glimmer_rt::applyLoopSettings(loop, executionBackend);
   } catch (const glimmer_rt::RuntimeError &e) {
@@ -478,6 +485,12 @@ int main(int argc, char **argv) {
   loop.metricsPath = metricsPath;
   loop.quiet = quiet;
   loop.liveProgress = live;
+  try {
+    if (loop.cudaGraph)
+      glimmer_rt::checkCudaGraphProgram(*model->program);
+  } catch (const glimmer_rt::RuntimeError &e) {
+    return fail(e.what());
+  }
   try {
     glimmer_rt::Ranks ranks(model->layout(), executionBackend);
     glimmer_rt::runLoop(*model->program, trainingData, ranks, loop,

@@ -119,6 +119,11 @@ private:
 /// that read each element before writing it there may use it.
 Tensor replacing(const Tensor &input);
 
+/// Copies `src`'s elements into `dst`'s storage (same dtype, shape and
+/// device; queued on a GPU): refreshes an input a captured DeviceGraph
+/// reads. Throws RuntimeError otherwise.
+void copyInto(Tensor &dst, const Tensor &src);
+
 /// Number of elements of a shape.
 int64_t numElements(const Shape &shape);
 /// "[2, 16]"

@@ -150,6 +150,9 @@ public:
     /// between a micro-batch's forward and backward (empty without pp).
     std::vector<double> busySeconds;
     std::vector<size_t> stashPeakBytes;
+    /// Under useCudaGraphs, how the step ran: "warm-up", "captured" (and
+    /// replayed), "replayed", or "off" (without a graph); else empty.
+    std::string graph;
   };
   /// One optimizer step on the batch `data`: @grad_step runs once per
   /// micro-batch the program was compiled for (its layout's
@@ -180,6 +183,17 @@ public:
   void resume(const std::string &path);
 
   int64_t stepsDone() const { return steps; }
+
+  /// Runs each rank's steps as a CUDA graph (--cuda-graph): the next step
+  /// runs as usual, the one after it is captured (DeviceGraph) and every
+  /// later one replays the capture, its data and step number copied to
+  /// where the capture reads them. Where the step cannot be captured (an
+  /// op in it reads device data on the host; an optimizer update that does
+  /// not run in place, whose result a replay would not see), `note` says
+  /// why and the steps run without a graph. Throws RuntimeError where
+  /// checkCudaGraphProgram does, and on the CPU.
+  void useCudaGraphs(std::function<void(const std::string &)> note);
+  ~Trainer();
   /// The full parameters, on the host (sharded ones reassembled).
   std::map<std::string, Tensor> parameters() const;
 
@@ -203,8 +217,20 @@ private:
     std::vector<const Function *> all() const;
   };
   size_t indexOf(int64_t rank) const;
-  /// Runs @apply_step on `grads` and keeps the new state; returns the norm.
-  double applyStep(int64_t rank, const State &grads);
+  /// Runs @grad_step on `data` once per micro-batch; returns the loss and
+  /// adds the gradients to `grads` (tensors, not waited for).
+  Tensor runGrad(int64_t rank, const Inputs &data, State &grads);
+  /// Runs @apply_step on `grads` and keeps the new state; returns the norm
+  /// (not waited for). `stepInput`, when defined, is the step number's
+  /// tensor (a captured graph's).
+  Tensor applyStep(int64_t rank, const State &grads,
+                   const Tensor &stepInput = {});
+  struct RankGraph;
+  /// One rank's step under useCudaGraphs.
+  void graphStep(int64_t rank, const Inputs &data, double &loss,
+                 double &norm);
+  /// Forgets the captured graphs (the state they read was replaced).
+  void dropGraphs();
   StepResult pipelineStep(const Batch &batch);
   std::vector<Tensor> bind(const Function &fn, int64_t rank,
                            const Inputs *data,
@@ -227,6 +253,9 @@ private:
   /// to run (requireState).
   bool stateLost = false;
   void requireState() const;
+  /// Per local rank, under useCudaGraphs (else empty).
+  std::vector<std::unique_ptr<RankGraph>> graphs;
+  std::function<void(const std::string &)> graphNote;
 };
 
 /// What the training loop of glimmer-train and glimmer-run does.
@@ -262,9 +291,16 @@ struct LoopOptions {
   bool liveProgress = false;
   /// f32 GEMMs on GPUs may use TF32 (setAllowTf32); CUDA only.
   bool tf32 = false;
+  /// Steps replayed as CUDA graphs (Trainer::useCudaGraphs); CUDA only.
+  bool cudaGraph = false;
 };
 
-/// Applies the process-wide settings of `options` (--tf32) for `backend`;
+/// Throws RuntimeError when `program` has pipeline stages, whose steps
+/// --cuda-graph does not capture.
+void checkCudaGraphProgram(const CompiledProgram &program);
+
+/// Applies the process-wide settings of `options` (--tf32) for `backend`
+/// and checks --cuda-graph against them;
 /// throws RuntimeError when one does not apply to it. Call before runLoop.
 void applyLoopSettings(const LoopOptions &options, Backend backend);
 
