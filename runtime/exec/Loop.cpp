@@ -56,9 +56,7 @@ void glimmer_rt::applyLoopSettings(const LoopOptions &options,
   setAllowTf32(options.tf32);
   if (!options.cudaGraph)
     return;
-  if (backend != Backend::CUDA)
-    throw RuntimeError("--cuda-graph replays each step as a CUDA graph, so "
-                       "it needs --backend=cuda");
+  checkCudaGraphBackend(backend);
   if (options.forwardOnly)
     throw RuntimeError("--cuda-graph replays training steps, and "
                        "--forward-only runs none");

@@ -239,20 +239,25 @@ Trainer::StepResult Trainer::step(const Batch &batch) {
       graphStep(rank, data, losses[index], norms[index]);
       return;
     }
-    State grads;
-    Tensor loss = runGrad(rank, data, grads);
-    Tensor norm = applyStep(rank, grads);
-    // The loss is read after the update is queued: reading it first would
-    // wait for the backward to finish, leaving the device idle while the
-    // host queues the optimizer step.
-    norms[index] = norm.item(0);
-    losses[index] = loss.item(0);
+    eagerStep(rank, data, losses[index], norms[index]);
   });
   ++steps;
   StepResult result{steps, losses[0], norms[0], {}, {}, ""};
   if (!graphs.empty())
     result.graph = graphs[0]->last;
   return result;
+}
+
+void Trainer::eagerStep(int64_t rank, const Inputs &data, double &loss,
+                        double &norm) {
+  State grads;
+  Tensor l = runGrad(rank, data, grads);
+  Tensor n = applyStep(rank, grads);
+  // The loss is read after the update is queued: reading it first would
+  // wait for the backward to finish, leaving the device idle while the
+  // host queues the optimizer step.
+  norm = n.item(0);
+  loss = l.item(0);
 }
 
 Tensor Trainer::runGrad(int64_t rank, const Inputs &data, State &grads) {
@@ -309,14 +314,11 @@ Tensor Trainer::applyStep(int64_t rank, const State &grads,
     stateLost = true;
     throw;
   }
-  bool inPlace = true;
   for (size_t i = 1; i < apply.results.size(); ++i) {
     target(apply.results[i].role)[apply.results[i].name] = frame.outputs[i];
-    if (frame.outputs[i].raw() != before[i] && inPlace) {
-      inPlace = false;
-      if (!graphs.empty())
-        graphs[index]->notInPlace = apply.results[i].name;
-    }
+    if (!graphs.empty() && graphs[index]->notInPlace.empty() &&
+        frame.outputs[i].raw() != before[i])
+      graphs[index]->notInPlace = apply.results[i].name;
   }
   return frame.outputs[0];
 }
@@ -328,10 +330,15 @@ void glimmer_rt::checkCudaGraphProgram(const CompiledProgram &program) {
                        "without it");
 }
 
+void glimmer_rt::checkCudaGraphBackend(Backend backend) {
+  if (backend != Backend::CUDA)
+    throw RuntimeError("--cuda-graph replays each step as a CUDA graph, so "
+                       "it needs --backend=cuda");
+}
+
 void Trainer::useCudaGraphs(std::function<void(const std::string &)> note) {
   checkCudaGraphProgram(program);
-  if (ranks.backend() != Backend::CUDA)
-    throw RuntimeError("--cuda-graph needs the CUDA backend");
+  checkCudaGraphBackend(ranks.backend());
   graphNote = std::move(note);
   graphs.clear();
   for (size_t i = 0; i < states.size(); ++i)
@@ -350,13 +357,7 @@ void Trainer::graphStep(int64_t rank, const Inputs &data, double &loss,
   size_t index = indexOf(rank);
   RankGraph &g = *graphs[index];
   Device device = ranks.device(rank);
-  auto eager = [&] {
-    State grads;
-    Tensor l = runGrad(rank, data, grads);
-    Tensor n = applyStep(rank, grads);
-    norm = n.item(0);
-    loss = l.item(0);
-  };
+  auto eager = [&] { eagerStep(rank, data, loss, norm); };
   auto off = [&](const std::string &why) {
     g = RankGraph();
     g.phase = RankGraph::Phase::Off;

@@ -191,7 +191,7 @@ public:
   /// op in it reads device data on the host; an optimizer update that does
   /// not run in place, whose result a replay would not see), `note` says
   /// why and the steps run without a graph. Throws RuntimeError where
-  /// checkCudaGraphProgram does, and on the CPU.
+  /// checkCudaGraphProgram or checkCudaGraphBackend does.
   void useCudaGraphs(std::function<void(const std::string &)> note);
   ~Trainer();
   /// The full parameters, on the host (sharded ones reassembled).
@@ -226,6 +226,9 @@ private:
   Tensor applyStep(int64_t rank, const State &grads,
                    const Tensor &stepInput = {});
   struct RankGraph;
+  /// One rank's step without a graph; its loss and norm are read.
+  void eagerStep(int64_t rank, const Inputs &data, double &loss,
+                 double &norm);
   /// One rank's step under useCudaGraphs.
   void graphStep(int64_t rank, const Inputs &data, double &loss,
                  double &norm);
@@ -298,6 +301,8 @@ struct LoopOptions {
 /// Throws RuntimeError when `program` has pipeline stages, whose steps
 /// --cuda-graph does not capture.
 void checkCudaGraphProgram(const CompiledProgram &program);
+/// Throws RuntimeError unless `backend` is CUDA, which --cuda-graph needs.
+void checkCudaGraphBackend(Backend backend);
 
 /// Applies the process-wide settings of `options` (--tf32) for `backend`
 /// and checks --cuda-graph against them;
