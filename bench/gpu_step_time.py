@@ -29,6 +29,10 @@ and receives only small files:
     the meta device and exported with torch.export (strict=False) instead of
     traced: no weights exist on the build machine (a 3 B or 7 B model
     compiles in the memory its graph takes), and the GPU side makes them.
+    --ac none,selective,full compiles each layout once per activation
+    checkpointing mode (glimmer-train --ac; OUT/medium.bf16.ac-full.cpp),
+    so that run times the modes side by side on one batch and reports each
+    one's peak memory.
 
   run (GPU machine, 2 GPUs, PyTorch with CUDA):
     python3 bench/gpu_step_time.py run --dir bench/.gpu/medium
@@ -102,6 +106,8 @@ OPTIMIZER = {"optimizer": "adamw", "lr": 1e-3, "betas": [0.9, 0.999], "eps": 1e-
              "weight_decay": 0.01, "max_norm": 1.0}
 # glimmer-train --dtype; bf16 and bf16-autocast: mixed precision, CUDA only.
 DTYPES = ("f32", "bf16", "bf16-autocast")
+# glimmer-train --ac: activation checkpointing.
+AC_MODES = ("none", "selective", "full")
 
 
 def torch_dtype(dtype: str) -> str:
@@ -121,10 +127,36 @@ def torchtitan_ffn(dim: int, multiple_of: int = 256) -> int:
     return multiple_of * ((hidden + multiple_of - 1) // multiple_of)
 
 
-def program_name(name: str, layout: str, dtype: str = "f32") -> str:
-    """medium.f32.cpp, medium.bf16.cp2.cpp, ... (integration_test/make-programs.sh's naming)."""
+def program_name(name: str, layout: str, dtype: str = "f32", ac: str = "") -> str:
+    """medium.f32.cpp, medium.bf16.cp2.cpp, medium.bf16.ac-full.cpp, ...
+    (integration_test/make-programs.sh's naming)."""
     suffix = re.sub(r"[=,]", "", layout)
+    suffix += ("." if suffix and ac else "") + (f"ac-{ac}" if ac else "")
     return f"{name}.{dtype}{'.' + suffix if suffix else ''}.cpp"
+
+
+def variant_key(layout: str, ac: str) -> str:
+    """config.json's key of a program under its dtype: the layout, and the
+    activation checkpointing mode when prepare --ac chose one."""
+    return " ".join(x for x in (layout, f"ac={ac}" if ac else "") if x)
+
+
+def variant_layout(key: str, entry: dict) -> str:
+    """The --spmd layout of a program (its key before --ac existed)."""
+    return entry.get("layout", key)
+
+
+def variant_label(key: str) -> str:
+    return key if key and not key.startswith("ac=") else \
+        " ".join(x for x in ("unsharded", key) if x)
+
+
+def parse_ac(text: str) -> list:
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    bad = [m for m in modes if m not in AC_MODES]
+    if bad:
+        sys.exit(f"--ac: expected a comma-separated subset of {','.join(AC_MODES)}, got '{text}'")
+    return list(dict.fromkeys(modes)) or [""]
 
 
 def parse_dtypes(text: str) -> list:
@@ -327,9 +359,13 @@ def cmd_prepare(a):
 
         cache = art / "cache"
         layouts = [l.strip() for l in a.layouts.split(";")]
+        acs = parse_ac(a.ac)
+        if acs != [""] and "--ac" in a.train_args:
+            sys.exit("--ac and --train-args=--ac...: give the modes in --ac only")
+        variants = [(layout, ac) for layout in layouts for ac in acs]
         for dtype in dtypes:
-            for layout in layouts:
-                name = program_name(a.name, layout, dtype)
+            for layout, ac in variants:
+                name = program_name(a.name, layout, dtype, ac)
                 shutil.rmtree(cache, ignore_errors=True)  # cold: no cached program
                 o = OPTIMIZER
                 cmd = [str(train), str(pt), f"--data={data}", f"--dtype={dtype}", "--steps=0",
@@ -340,6 +376,8 @@ def cmd_prepare(a):
                        f"--emit-cpp={out / name}", f"--cache-dir={cache}"]
                 if layout:
                     cmd.append(f"--spmd={layout}")
+                if ac:
+                    cmd.append(f"--ac={ac}")
                 cmd += a.train_args.split()
                 print("$ " + " ".join(cmd), flush=True)
                 t0 = time.perf_counter()
@@ -355,11 +393,13 @@ def cmd_prepare(a):
                 # The rest: the pass pipeline (not reported separately), process
                 # start, and loading the weights into a trainer for --steps=0.
                 stages["other"] = round(seconds - sum(stages.values()), 2)
-                entry = {"program": name, "dtype": dtype, "seconds": round(seconds, 2),
+                entry = {"program": name, "dtype": dtype, "layout": layout, "ac": ac,
+                         "seconds": round(seconds, 2),
                          "stages": stages, "cpp_lines": source.count("\n"),
                          "cpp_bytes": len(source.encode())}
-                config["programs"][dtype][layout] = entry
-                print(f"{dtype} layout '{layout or 'unsharded'}': {name}, "
+                key = variant_key(layout, ac)
+                config["programs"][dtype][key] = entry
+                print(f"{dtype} {variant_label(key)}: {name}, "
                       f"{entry['cpp_lines']} lines, glimmer-train {seconds:.1f} s "
                       f"{entry['stages']}", flush=True)
     finally:
@@ -373,7 +413,7 @@ def cmd_prepare(a):
                                "glimmer_train": str(train)}
     (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
     print("compile times (glimmer-train wall, s): " + ", ".join(
-        f"{d} {l or 'unsharded'} {e['seconds']}"
+        f"{d} {variant_label(l)} {e['seconds']}"
         for d, progs in config["programs"].items() for l, e in progs.items()))
     total = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     print(f"wrote {out}/config.json; {out} holds {total / 2**20:.1f} MiB"
@@ -804,8 +844,9 @@ def cmd_run(a):
         left = deadline - time.perf_counter() - sum(RESERVE_S[p[1]] for p in plan[i + 1:])
         need = 1
         if fw in ("glimmer", GRAPH):
-            m = re.fullmatch(r"cp=(\d+)", layout)
-            need = int(m.group(1)) if m else (2 if layout else 1)  # cp=N: N GPUs
+            spmd = variant_layout(layout, entry)
+            m = re.fullmatch(r"cp=(\d+)", spmd)
+            need = int(m.group(1)) if m else (2 if spmd else 1)  # cp=N: N GPUs
             program = d / entry["program"]
             if cuda and need > gpus:
                 r = {"error": f"needs {need} GPUs, {gpus} visible"}
@@ -819,7 +860,7 @@ def cmd_run(a):
                 r = time_glimmer(glimmer_run, program, weights, data, work,
                                  a.steps, a.warmup, min(a.timeout, left), a.backend,
                                  tf32=a.tf32 and dtype == "f32", cuda_graph=fw == GRAPH)
-                if (a.profile and fw == "glimmer" and not layout and "median_s" in r
+                if (a.profile and fw == "glimmer" and not spmd and "median_s" in r
                         and deadline - time.perf_counter() > 60):
                     r["profile"] = profile_glimmer(glimmer_run, program, weights, data, work,
                                                    min(a.timeout, 120.0), a.backend,
@@ -842,7 +883,7 @@ def cmd_run(a):
                         torch.cuda.empty_cache()
         results.append({"dtype": dtype, "layout": layout, "gpus": need, "framework": fw, **r})
         status = r.get("median_s", r.get("error", r.get("skipped")))
-        print(f"{fw} {dtype} {layout or 'unsharded'}: {status}"
+        print(f"{fw} {dtype} {variant_label(layout)}: {status}"
               + (f" ({r['truncated']})" if "truncated" in r else ""), flush=True)
         save()
 
@@ -870,7 +911,7 @@ def cmd_run(a):
           f"| step-1 loss vs PyTorch, same dtype (rel) | loss step {n_steps} |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for x in results:
-        head = f"| {name} T={T} | {x['dtype']} | {x['layout'] or 'unsharded'} | {x['gpus']} " \
+        head = f"| {name} T={T} | {x['dtype']} | {variant_label(x['layout'])} | {x['gpus']} " \
                f"| {x['framework']} "
         if "median_s" not in x:
             what = f"error: {x['error']}" if "error" in x else f"skipped: {x['skipped']}"
@@ -890,23 +931,26 @@ def cmd_run(a):
             versus = f"{compiled[torch_dtype(x['dtype'])]['median_s'] / s:.2f}x"
         peak = peaks.get(torch_dtype(x["dtype"]))
         mfu = f"{flops / s / 1e12 / (peak * x['gpus']):.0%}" if peak else ""
-        mem = f"{x['max_memory_gib']:.1f}" if x.get("max_memory_gib") is not None else ""
+        gib = x.get("max_memory_gib")
+        # Small configurations (a CPU dry run) differ below 0.1 GiB.
+        mem = "" if gib is None else f"{gib:.1f}" if gib >= 1 else f"{gib:.3f}"
         print(head + f"| {step_ms} | {tokens / s:,.0f} | {versus} | {flops / s / 1e12:.1f} "
               f"| {mfu} | {mem} | {x['loss'][0]:.7f} | {x['grad_norm'][0]:.7g} | {rel} "
               f"| {last} |")
     for x in results:
         if "host_wait_median_s" in x:
             w = x["host_wait_median_s"]
-            print(f"{x['framework']} {x['dtype']} {x['layout'] or 'unsharded'}: the host waited "
+            print(f"{x['framework']} {x['dtype']} {variant_label(x['layout'])}: the host waited "
                   f"{w * 1e3:.1f} ms of the {x['median_s'] * 1e3:.1f} ms step for the device "
                   f"(median), so it queued the step's work in about "
                   f"{(x['median_s'] - w) * 1e3:.1f} ms"
-                  + (f"; cudaMalloc calls per timed step: {x['device_allocations']}"
+                  + (f"; {'cudaMalloc' if cuda else 'system allocator'} calls per timed "
+                     f"step: {x['device_allocations']}"
                      if "device_allocations" in x else ""))
     for x in results:
         if "profile" in x:
             print()
-            print(f"glimmer {x['dtype']} {x['layout'] or 'unsharded'}, "
+            print(f"glimmer {x['dtype']} {variant_label(x['layout'])}, "
                   "device time per runtime op (a separate GLIMMER_PROFILE run):")
             print()
             print(x["profile"])
@@ -915,7 +959,7 @@ def cmd_run(a):
           f"(attention {model_flops(config)['attention_share']:.0%} of them); "
           f"device: {device_name} x {max(gpus, 1)}; torch {torch.__version__}; "
           "step-1 loss agreement expected: ~1e-4 (f32), ~1e-2 (bf16)")
-    compile_s = {f"{dt} {l or 'unsharded'}": e["seconds"]
+    compile_s = {f"{dt} {variant_label(l)}": e["seconds"]
                  for dt, progs in programs.items() if dt in dtypes for l, e in progs.items()}
     print(f"compile time on the build machine (glimmer-train, s): {compile_s}")
     save()
@@ -960,6 +1004,9 @@ def main():
     p.add_argument("--dtypes", default="f32,bf16",
                    help="','-separated glimmer-train --dtype values to compile each layout for "
                    "(f32, bf16)")
+    p.add_argument("--ac", default="",
+                   help="','-separated glimmer-train --ac modes (none, selective, full): "
+                   "each layout is compiled once per mode, and run times them side by side")
     p.add_argument("--train-args", default="",
                    help="more glimmer-train flags for every program (e.g. '--ac=selective'), "
                    "recorded in config.json")
