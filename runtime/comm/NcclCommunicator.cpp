@@ -591,9 +591,8 @@ private:
         if (s->pending.empty())
           return;
         message = s->asyncErrorLocked();
-        if (message.empty() && s->overdueLocked(hub->timeout))
-          message = s->subjectLocked() + " timed out after " +
-                    durationText(hub->timeout) + " waiting for the other ranks";
+        if (message.empty())
+          message = s->timedOutLocked(hub->timeout);
       }
       if (!message.empty())
         fail(message);
@@ -704,12 +703,18 @@ private:
   }
 
   /// Runs `calls` (NCCL calls on `comm`, on the rank's stream) and tracks
-  /// the collective until it completes.
+  /// the collective until it completes (enqueueCaptured while the stream
+  /// is captured into a CUDA graph).
   template <typename Calls>
   void enqueue(const std::string &what, ncclComm_t comm, Calls &&calls) {
+    cudaStream_t st = stream();
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(st, &capture) != cudaSuccess)
+      cudaGetLastError();
+    if (capture == cudaStreamCaptureStatusActive)
+      return enqueueCaptured(what, comm, std::forward<Calls>(calls));
     PendingOp op;
     op.what = what;
-    cudaStream_t st = stream();
     {
       std::lock_guard<std::mutex> lock(s->mutex);
       throwIfFailedLocked(what);
@@ -720,11 +725,7 @@ private:
       ncclResult_t r = calls();
       if (r != ncclSuccess && r != ncclInProgress) {
         s->spareEvents.push_back(op.start);
-        std::string message =
-            s->name() + ": " + what + " failed: NCCL error: " + ncclText(r);
-        s->abortLocked(message);
-        hub->abort(message);
-        throw RuntimeError(message);
+        callFailedLocked(what, r);
       }
     }
     // Until the call leaves ncclInProgress nothing else may be queued on
@@ -746,6 +747,35 @@ private:
       throw;
     }
     s->pending.push_back(std::move(op));
+  }
+
+  /// A collective queued while the stream is captured into a CUDA graph:
+  /// it runs at each replay, not now, and an event recorded during a
+  /// capture cannot be queried, so it is not tracked by events of its own;
+  /// the time since the graph's launch bounds it instead (timedOutLocked).
+  template <typename Calls>
+  void enqueueCaptured(const std::string &what, ncclComm_t comm,
+                       Calls &&calls) {
+    {
+      std::lock_guard<std::mutex> lock(s->mutex);
+      throwIfFailedLocked(what);
+      DeviceGuard guard(s->device);
+      ncclResult_t r = calls();
+      if (r != ncclSuccess && r != ncclInProgress)
+        callFailedLocked(what, r);
+      s->graphCollectives = true;
+    }
+    awaitComm(comm, what);
+  }
+
+  /// After the NCCL call of `what` returned the error `r`: aborts this
+  /// rank's communicators and the world's, and throws.
+  [[noreturn]] void callFailedLocked(const std::string &what, ncclResult_t r) {
+    std::string message =
+        s->name() + ": " + what + " failed: NCCL error: " + ncclText(r);
+    s->abortLocked(message);
+    hub->abort(message);
+    throw RuntimeError(message);
   }
 
   /// Records `event` on `st`; an event that cannot be recorded would look

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NcclHub.h"
+#include "../cuda/CudaBackend.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -27,6 +28,18 @@ constexpr std::chrono::milliseconds kWatchdogPeriod(50);
 constexpr std::chrono::milliseconds kHookCheckPeriod(5);
 
 } // namespace
+
+std::string RankState::timedOutLocked(std::chrono::milliseconds timeout) const {
+  std::string after = " timed out after " + durationText(timeout) +
+                      " waiting for the other ranks";
+  if (overdueLocked(timeout))
+    return subjectLocked() + after;
+  if (graphCollectives &&
+      cuda::graphRunningSeconds(device) * 1e3 > double(timeout.count()))
+    return name() + ": the collectives of a step replayed from a CUDA graph" +
+           after;
+  return "";
+}
 
 void onWait(Hub &hub, RankState &s, int device, double /*secondsWaited*/) {
   if (device != s.device)
@@ -55,9 +68,8 @@ void onWait(Hub &hub, RankState &s, int device, double /*secondsWaited*/) {
       throw RuntimeError(s.failure);
     s.retireLocked();
     message = s.asyncErrorLocked();
-    if (message.empty() && s.overdueLocked(hub.timeout))
-      message = s.subjectLocked() + " timed out after " +
-                durationText(hub.timeout) + " waiting for the other ranks";
+    if (message.empty())
+      message = s.timedOutLocked(hub.timeout);
     if (message.empty())
       return;
     s.abortLocked(message);
@@ -167,9 +179,8 @@ void NcclWorld::State::tick() {
         message = s->subjectLocked() + " aborted: " + why;
       } else {
         message = s->asyncErrorLocked();
-        if (message.empty() && s->overdueLocked(timeout))
-          message = s->subjectLocked() + " timed out after " +
-                    durationText(timeout) + " waiting for the other ranks";
+        if (message.empty())
+          message = s->timedOutLocked(timeout);
         tellOthers = !message.empty();
       }
       if (!message.empty())

@@ -68,6 +68,11 @@ struct RankState {
   std::string failure;
   std::deque<PendingOp> pending;
   std::vector<cudaEvent_t> spareEvents;
+  /// Collectives were captured into a CUDA graph: they have no events of
+  /// their own (an event recorded during a capture cannot be queried), so
+  /// while a graph runs on the device the time since its launch stands for
+  /// theirs.
+  bool graphCollectives = false;
   /// When the rank's thread last polled (a wait hook or one of our waits).
   std::atomic<int64_t> lastPollNs{0};
   std::atomic<int64_t> lastHookCheckNs{0};
@@ -120,6 +125,9 @@ struct RankState {
     return !pending.empty() && pending.front().started &&
            Clock::now() - pending.front().startedAt > timeout;
   }
+  /// The message when the oldest pending collective, or a replayed graph
+  /// with collectives in it, has run longer than `timeout`; else "".
+  std::string timedOutLocked(std::chrono::milliseconds timeout) const;
 
   /// What a failure message is about: the oldest pending collective, else
   /// the rank itself.
@@ -206,8 +214,9 @@ using Hub = NcclWorld::State;
 
 /// The wait hook of one rank: gives up a wait on the rank's device when the
 /// world was aborted, NCCL reports an error, or the collective being waited
-/// for has been running longer than the timeout. (The time this wait has
-/// lasted is no measure: it includes any compute queued ahead.)
+/// for (or a replayed CUDA graph with collectives in it) has been running
+/// longer than the timeout. (The time this wait has lasted is no measure:
+/// it includes any compute queued ahead.)
 void onWait(Hub &hub, RankState &s, int device, double secondsWaited);
 
 } // namespace nccl_detail

@@ -134,6 +134,13 @@ void deleteGraphChecks(GraphChecks *checks);
 /// blocks stay reserved for the graph (see Device.cu). Throws when the
 /// device has a graph already.
 void setGraphCapture(int device, bool on);
+/// Whether `device`'s work is being captured into a graph.
+bool graphCapturing(int device);
+/// Seconds since a graph was launched on `device`'s stream, while no
+/// synchronize has seen the stream drain since (0 when none is known to
+/// run): how long the collectives captured in it may have been waiting.
+double graphRunningSeconds(int device);
+void noteGraphLaunch(int device);
 /// Gives the graph's free reserved blocks back to the cache.
 void releaseGraphBlocks(int device);
 struct Graph;

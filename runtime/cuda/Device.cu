@@ -23,6 +23,7 @@
 #include "Common.cuh"
 
 #include <algorithm>
+#include <atomic>
 #include <iomanip>
 #include <ostream>
 #include <string>
@@ -83,6 +84,9 @@ struct DeviceState {
   std::map<std::string, std::pair<int64_t, size_t>> atPeak;
   /// A step is being captured as a CUDA graph on this device.
   bool capturing = false;
+  /// When a graph was last launched on the stream (steady clock, ns), until
+  /// a synchronize finds the stream drained; 0 otherwise.
+  std::atomic<int64_t> graphLaunchNs{0};
   /// Blocks reserved for the device's captured graph, and those of them no
   /// tensor holds (still counted in `inUse`: the graph writes them).
   std::unordered_set<void *> graphBlocks;
@@ -315,6 +319,27 @@ void setGraphCapture(int device, bool on) {
   s.capturing = on;
 }
 
+namespace {
+int64_t steadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+} // namespace
+
+void noteGraphLaunch(int device) { state(device).graphLaunchNs.store(steadyNs()); }
+
+double graphRunningSeconds(int device) {
+  int64_t since = state(device).graphLaunchNs.load();
+  return since ? double(steadyNs() - since) * 1e-9 : 0.0;
+}
+
+bool graphCapturing(int device) {
+  DeviceState &s = state(device);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.capturing;
+}
+
 void releaseGraphBlocks(int device) {
   DeviceState &s = state(device);
   std::lock_guard<std::mutex> lock(s.mutex);
@@ -469,6 +494,7 @@ void synchronize(int device) {
   while (true) {
     cudaError_t status = cudaStreamQuery(s);
     if (status == cudaSuccess) {
+      state(device).graphLaunchNs.store(0);
       if (polls > 0) {
         double waited = std::chrono::duration<double>(
                             std::chrono::steady_clock::now() - start)

@@ -14,6 +14,9 @@
 #include "ElementwiseUtil.cuh"
 #include "Vector.cuh"
 
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <mutex>
 #include <string_view>
 #include <unordered_map>
@@ -508,8 +511,25 @@ struct ConstantCache {
   std::unordered_multimap<size_t, Entry> entries;
   size_t bytes = 0;
 };
-/// Beyond this many bytes per device, constants are copied at each call.
-constexpr size_t kConstantCacheBytes = size_t(256) << 20;
+/// Beyond this many bytes per device, constants are copied at each call:
+/// GLIMMER_CUDA_CONSTANT_CACHE_MB, 256 MiB by default.
+size_t constantCacheBytes() {
+  static const size_t bytes = [] {
+    const char *name = "GLIMMER_CUDA_CONSTANT_CACHE_MB";
+    const char *e = std::getenv(name);
+    if (!e)
+      return size_t(256) << 20;
+    char *end = nullptr;
+    errno = 0;
+    unsigned long long mib = std::strtoull(e, &end, 10);
+    if (!std::isdigit(static_cast<unsigned char>(*e)) || *end || errno ||
+        mib > (1ull << 30))
+      throw RuntimeError(std::string(name) +
+                         " must be a whole number of MiB, got '" + e + "'");
+    return size_t(mib) << 20;
+  }();
+  return bytes;
+}
 } // namespace
 
 Tensor constant(Device device, DType dtype, const Shape &shape,
@@ -535,9 +555,20 @@ Tensor constant(Device device, DType dtype, const Shape &shape,
     if (it->second.dtype == dtype && it->second.shape == shape &&
         it->second.bytes == host)
       return it->second.tensor;
+  bool keep = cache.bytes + host.size() <= constantCacheBytes();
+  // A copy from the host makes it wait for the device, which a capture
+  // cannot hold: say which limit to raise instead of CUDA's error.
+  if (!keep && graphCapturing(c.device.index))
+    throw RuntimeError(
+        "a constant of " + std::to_string(host.size()) +
+        " bytes does not fit the device's constant cache (" +
+        std::to_string(cache.bytes) + " bytes of " +
+        std::to_string(constantCacheBytes() >> 20) +
+        " MiB in use; GLIMMER_CUDA_CONSTANT_CACHE_MB), so it is copied from "
+        "the host at each use, which a CUDA graph cannot capture");
   Tensor t = c.empty(dtype, shape);
   copy(t.raw(), t.device(), host.data(), Device::cpu(), host.size());
-  if (cache.bytes + host.size() <= kConstantCacheBytes) {
+  if (keep) {
     cache.bytes += host.size();
     cache.entries.emplace(key, ConstantCache::Entry{dtype, shape,
                                                     std::move(host), t});

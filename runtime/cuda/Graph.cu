@@ -81,6 +81,8 @@ bool endGraph(Graph *graph, std::string &error) {
 
 void launchGraph(Graph *graph) {
   DeviceGuard current(graph->device);
+  // Before the launch, which may block while the device's queue is full.
+  noteGraphLaunch(graph->device);
   GLIMMER_CUDA_CHECK(cudaGraphLaunch(graph->exec, graph->stream));
 }
 
