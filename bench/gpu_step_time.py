@@ -147,6 +147,7 @@ def variant_layout(key: str, entry: dict) -> str:
 
 
 def variant_label(key: str) -> str:
+    """How tables name a program: its key, "unsharded" where no layout."""
     return key if key and not key.startswith("ac=") else \
         " ".join(x for x in ("unsharded", key) if x)
 
