@@ -656,6 +656,10 @@ def test_linear(dtype):
     close(rt.linear(x, w, b), F.linear(tt(x), tt(w), tt(b)))
     close(rt.linear(x, w), F.linear(tt(x), tt(w)))
     close(rt.linear(x[0, 0].copy(), w), F.linear(tt(x[0, 0]), tt(w)))
+    # Fewer than four rows, and a width that is not a multiple of four (the
+    # CPU kernel's dot-product path and its remainder).
+    w23, x2 = np.ascontiguousarray(w[:23]), np.ascontiguousarray(x[0, :2])
+    close(rt.linear(x2, w23, b[:23].copy()), F.linear(tt(x2), tt(w23), tt(b[:23])))
     with pytest.raises(ValueError, match="contraction mismatch"):
         rt.linear(x, randn((24, 15), dtype))
     with pytest.raises(ValueError, match="bias"):
@@ -672,6 +676,10 @@ def test_matmul(dtype, ta, tb):
     b_in = np.ascontiguousarray(b.swapaxes(-1, -2)) if tb else b
     close(rt.matmul(a_in, b_in, ta, tb), tt(a) @ tt(b))
     close(rt.matmul(a[0, 0].copy(), b[0, 0].copy()), tt(a[0, 0]) @ tt(b[0, 0]))
+    # Three rows (fewer than a block of four).
+    a3 = np.ascontiguousarray(a[:, :, :3])
+    a3_in = np.ascontiguousarray(a3.swapaxes(-1, -2)) if ta else a3
+    close(rt.matmul(a3_in, b_in, ta, tb), tt(a3) @ tt(b))
     with pytest.raises(ValueError, match="batch dimensions differ"):
         rt.matmul(a, b[:1].copy())
 
