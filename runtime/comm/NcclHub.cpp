@@ -30,14 +30,15 @@ constexpr std::chrono::milliseconds kHookCheckPeriod(5);
 } // namespace
 
 std::string RankState::timedOutLocked(std::chrono::milliseconds timeout) const {
-  std::string after = " timed out after " + durationText(timeout) +
-                      " waiting for the other ranks";
   if (overdueLocked(timeout))
-    return subjectLocked() + after;
+    return subjectLocked() + " timed out after " + durationText(timeout) +
+           " waiting for the other ranks";
   if (graphCollectives &&
       cuda::graphRunningSeconds(device) * 1e3 > double(timeout.count()))
-    return name() + ": the collectives of a step replayed from a CUDA graph" +
-           after;
+    return name() +
+           ": a step replayed from a CUDA graph, whose collectives are timed "
+           "together, did not finish within the collective timeout (" +
+           durationText(timeout) + ", glimmer-run --timeout)";
   return "";
 }
 
