@@ -62,12 +62,12 @@ Pool &pool(int device) {
 }
 
 /// Marks the first `n` words "no error" again, queued before later work.
-void resetWords(int device, Pool &p, size_t n) {
+void resetWords(int device, unsigned long long *words, size_t n) {
   if (n == 0)
     return;
   DeviceGuard current(device);
   GLIMMER_CUDA_CHECK(cudaMemsetAsync(
-      p.words, 0xff, n * sizeof(unsigned long long), stream(device)));
+      words, 0xff, n * sizeof(unsigned long long), stream(device)));
 }
 
 } // namespace
@@ -86,10 +86,7 @@ GraphChecks *newGraphChecks(int device) {
   checks->device = device;
   checks->words = static_cast<unsigned long long *>(
       allocate(kPoolWords * sizeof(unsigned long long), device));
-  DeviceGuard current(device);
-  GLIMMER_CUDA_CHECK(cudaMemsetAsync(checks->words, 0xff,
-                                     kPoolWords * sizeof(unsigned long long),
-                                     stream(device)));
+  resetWords(device, checks->words, kPoolWords);
   return checks;
 }
 
@@ -142,7 +139,7 @@ void unbindGraphChecks(int device, GraphChecks &checks) {
   Pool &p = pool(device);
   if (p.words != checks.words)
     return;
-  resetWords(device, p, p.used);
+  resetWords(device, p.words, p.used);
   p.used = 0;
   p.pending.clear();
   p.words = nullptr;
@@ -158,11 +155,11 @@ void deferChecks(int device, bool on) {
   if (on && !p.words) {
     p.words = static_cast<unsigned long long *>(
         allocate(kPoolWords * sizeof(unsigned long long), device));
-    resetWords(device, p, kPoolWords);
+    resetWords(device, p.words, kPoolWords);
   }
   if (!on) {
     // Checks not read yet (the scope ends by an exception): dropped.
-    resetWords(device, p, p.used);
+    resetWords(device, p.words, p.used);
     p.used = 0;
     p.pending.clear();
   }
@@ -197,7 +194,7 @@ void runDeferredChecks(int device) {
                                 cudaMemcpyDeviceToHost));
   std::vector<Pending> pending = std::move(p.pending);
   p.pending.clear();
-  resetWords(device, p, p.used);
+  resetWords(device, p.words, p.used);
   p.used = 0;
   // In program order: the first failed check is the one the immediate
   // checks would have stopped at.

@@ -23,13 +23,13 @@
 #include "Common.cuh"
 
 #include <algorithm>
-#include <atomic>
 #include <iomanip>
 #include <ostream>
 #include <string>
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -84,9 +84,9 @@ struct DeviceState {
   std::map<std::string, std::pair<int64_t, size_t>> atPeak;
   /// A step is being captured as a CUDA graph on this device.
   bool capturing = false;
-  /// When a graph was last launched on the stream (steady clock, ns), until
-  /// a synchronize finds the stream drained; 0 otherwise.
-  std::atomic<int64_t> graphLaunchNs{0};
+  /// When a graph was last launched on the stream, until a synchronize
+  /// finds the stream drained.
+  std::optional<std::chrono::steady_clock::time_point> graphLaunch;
   /// Blocks reserved for the device's captured graph, and those of them no
   /// tensor holds (still counted in `inUse`: the graph writes them).
   std::unordered_set<void *> graphBlocks;
@@ -188,16 +188,6 @@ void *takeSmallestLarger(FreeLists &lists, size_t bucket) {
   return best ? takeExact(lists, best) : nullptr;
 }
 
-/// A cached block of `bucket` bytes, or null. Called with the lock held.
-void *takeCached(DeviceState &s, size_t bucket) {
-  return takeExact(s.freeLists, bucket);
-}
-
-/// The smallest cached block larger than `bucket`, or null (lock held).
-void *takeLarger(DeviceState &s, size_t bucket) {
-  return takeSmallestLarger(s.freeLists, bucket);
-}
-
 /// Frees the largest cached block; false when the cache is empty (lock
 /// held). cudaFree waits for the device, so nothing queued still uses it.
 bool freeLargestCached(DeviceState &s) {
@@ -207,7 +197,7 @@ bool freeLargestCached(DeviceState &s) {
       largest = size;
   if (!largest)
     return false;
-  void *p = takeCached(s, largest);
+  void *p = takeExact(s.freeLists, largest);
   s.blockBuckets.erase(p);
   cudaFree(p);
   return true;
@@ -227,7 +217,7 @@ void *allocateForGraph(DeviceState &s, size_t bucket, int device) {
     s.handOut(p, s.blockBuckets.at(p));
     return p;
   };
-  if (void *p = takeCached(s, bucket))
+  if (void *p = takeExact(s.freeLists, bucket))
     return reserve(p);
   DeviceGuard guard(device);
   void *p = nullptr;
@@ -241,7 +231,7 @@ void *allocateForGraph(DeviceState &s, size_t bucket, int device) {
     s.handOutReserved(larger, s.blockBuckets.at(larger));
     return larger;
   }
-  if (void *larger = takeLarger(s, bucket))
+  if (void *larger = takeSmallestLarger(s.freeLists, bucket))
     return reserve(larger);
   throw RuntimeError("out of GPU memory allocating " + std::to_string(bucket) +
                      " bytes on cuda:" + std::to_string(device) +
@@ -255,7 +245,7 @@ void *allocate(size_t bytes, int device) {
     std::lock_guard<std::mutex> lock(s.mutex);
     if (s.capturing)
       return allocateForGraph(s, bucket, device);
-    if (void *p = takeCached(s, bucket)) {
+    if (void *p = takeExact(s.freeLists, bucket)) {
       s.handOut(p, bucket);
       return p;
     }
@@ -273,7 +263,7 @@ void *allocate(size_t bytes, int device) {
   std::lock_guard<std::mutex> lock(s.mutex);
   // The device is full: a larger cached block, else free cached blocks
   // until the request fits.
-  if (void *larger = takeLarger(s, bucket)) {
+  if (void *larger = takeSmallestLarger(s.freeLists, bucket)) {
     s.handOut(larger, s.blockBuckets.at(larger));
     return larger;
   }
@@ -319,19 +309,20 @@ void setGraphCapture(int device, bool on) {
   s.capturing = on;
 }
 
-namespace {
-int64_t steadyNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+void noteGraphLaunch(int device) {
+  DeviceState &s = state(device);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.graphLaunch = std::chrono::steady_clock::now();
 }
-} // namespace
-
-void noteGraphLaunch(int device) { state(device).graphLaunchNs.store(steadyNs()); }
 
 double graphRunningSeconds(int device) {
-  int64_t since = state(device).graphLaunchNs.load();
-  return since ? double(steadyNs() - since) * 1e-9 : 0.0;
+  DeviceState &s = state(device);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.graphLaunch)
+    return 0.0;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       *s.graphLaunch)
+      .count();
 }
 
 bool graphCapturing(int device) {
@@ -494,14 +485,14 @@ void synchronize(int device) {
   while (true) {
     cudaError_t status = cudaStreamQuery(s);
     if (status == cudaSuccess) {
-      state(device).graphLaunchNs.store(0);
-      if (polls > 0) {
-        double waited = std::chrono::duration<double>(
-                            std::chrono::steady_clock::now() - start)
-                            .count();
-        DeviceState &st = state(device);
+      DeviceState &st = state(device);
+      {
         std::lock_guard<std::mutex> lock(st.mutex);
-        st.waited += waited;
+        st.graphLaunch.reset();
+        if (polls > 0)
+          st.waited += std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
       }
       runDeferredChecks(device);
       return;
