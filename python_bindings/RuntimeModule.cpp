@@ -471,8 +471,21 @@ void bindModelKernels(py::module &m) {
 
 /// The optimizer updates.
 void bindOptimizers(py::module &m) {
-  // Optimizers.
-  m.def("adamw_update", &glimmer_rt::adamwUpdate, nogil, py::arg("param"),
+  // Python's updates are functional: a Python object's tensor is the sole
+  // handle on its storage, which the kernels would update in place
+  // (glimmer_rt::replacing), so each takes its state by value: a second
+  // handle, and the caller's tensors keep their values. The list variant's
+  // vectors already hold copies.
+  m.def(
+      "adamw_update",
+      [](Tensor param, const Tensor &grad, Tensor expAvg, Tensor expAvgSq,
+         const Tensor &step, double lr, double beta1, double beta2,
+         double eps, double weightDecay, const Tensor &gradScale) {
+        return glimmer_rt::adamwUpdate(param, grad, expAvg, expAvgSq, step,
+                                       lr, beta1, beta2, eps, weightDecay,
+                                       gradScale);
+      },
+      nogil, py::arg("param"),
         py::arg("grad"), py::arg("exp_avg"), py::arg("exp_avg_sq"),
         py::arg("step"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"),
         py::arg("eps"), py::arg("weight_decay"),
@@ -483,7 +496,13 @@ void bindOptimizers(py::module &m) {
         py::arg("exp_avg_sqs"), py::arg("step"), py::arg("lr"),
         py::arg("beta1"), py::arg("beta2"), py::arg("eps"),
         py::arg("weight_decay"), py::arg("grad_scale") = glimmer_rt::Tensor());
-  m.def("sgd_update", &glimmer_rt::sgdUpdate, nogil, py::arg("param"),
+  m.def(
+      "sgd_update",
+      [](Tensor param, const Tensor &grad, double lr, double weightDecay,
+         const Tensor &gradScale) {
+        return glimmer_rt::sgdUpdate(param, grad, lr, weightDecay, gradScale);
+      },
+      nogil, py::arg("param"),
         py::arg("grad"), py::arg("lr"), py::arg("weight_decay"),
         py::arg("grad_scale") = glimmer_rt::Tensor());
 }

@@ -1285,6 +1285,25 @@ def test_optimizer_grad_scale(dtype):
         rt.sgd_update(p, g, 0.1, 0.0, grad_scale=np.array(0.5, np.float64 if dtype == np.float32 else np.float32))
 
 
+def test_optimizer_updates_leave_their_inputs():
+    # A tensor Python holds is the sole handle on its storage, which the
+    # kernels update in place when handed over (the trainer's state); from
+    # Python the updates return new state and leave the caller's tensors
+    # as they were. Called on the module itself: _OnDevice's moves would
+    # hand the kernel a second handle.
+    raw = getattr(rt, "_module", rt)
+    p, g, m = (randn((6, 5), np.float32, s) for s in (91, 92, 93))
+    v = np.abs(randn((6, 5), np.float32, 94))
+    P, G, M, V = (raw.Tensor(np.array(a)).to(DEVICE) for a in (p, g, m, v))
+    step = raw.Tensor(np.array(1, np.int64)).to(DEVICE)
+    new = raw.adamw_update(P, G, M, V, step, 1e-2, 0.9, 0.95, 1e-8, 0.1)
+    moved = raw.sgd_update(P, G, 0.1, 0.05)
+    for t, a in zip((P, M, V), (p, m, v)):
+        equal(t.to("cpu"), a)
+    assert not np.array_equal(npy(new[0].to("cpu")), p)
+    assert not np.array_equal(npy(moved.to("cpu")), p)
+
+
 def test_optimizers_bf16_grad_of_f32_param():
     # A bf16 gradient of an f32 parameter (glimmer-narrow-gradients) gives
     # exactly the update of its f32 widening, with and without grad_scale.
